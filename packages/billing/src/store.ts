@@ -1,0 +1,147 @@
+import type { Account, AccountState, Plan } from '@tollgate/core';
+
+/** A key as the directory finds it: the key row and its account. */
+export interface KeyRecord {
+  /** Key id (not the secret). */
+  id: string;
+  /** The name given at creation. */
+  name: string;
+  /** The owning account. */
+  account: Account;
+}
+
+/** A key as listed: never the secret, only its first characters. */
+export interface KeyInfo {
+  id: string;
+  name: string;
+  accountId: string;
+  /** `sk_svc_` and the first 4 characters of the secret, for people to tell keys apart. */
+  prefix: string;
+  /** Unix milliseconds. */
+  createdAt: number;
+  /** Unix milliseconds; absent while the key is live. */
+  revokedAt?: number;
+}
+
+/** A key as created: the only time the secret is shown. */
+export interface CreatedKey {
+  id: string;
+  name: string;
+  /** `sk_svc_` + 43 base62 characters. */
+  key: string;
+}
+
+/**
+ * Accounts and keys. Keys are stored only as SHA-256 hex digests of the whole key.
+ */
+export interface Directory {
+  /** Creates an account (state `active`). */
+  createAccount(input: { plan: Plan; id?: string }): Promise<Account>;
+  /** Finds an account by id. */
+  getAccount(accountId: string): Promise<Account | undefined>;
+  /** Sets an account's state; throws when the account does not exist. */
+  setAccountState(accountId: string, state: AccountState): Promise<Account>;
+  /** Sets an account's plan; throws when the account does not exist. */
+  setPlan(accountId: string, plan: Plan): Promise<Account>;
+  /** Creates a key for an account; the secret is returned once and stored only as its hash. */
+  createKey(accountId: string, name: string): Promise<CreatedKey>;
+  /** Lists an account's keys, revoked ones included. */
+  listKeys(accountId: string): Promise<KeyInfo[]>;
+  /** Revokes a key; it stops at the next request. Idempotent. */
+  revokeKey(keyId: string): Promise<void>;
+  /** Finds a live (not revoked) key by the SHA-256 hex digest of the whole key. */
+  findKey(keyHash: string): Promise<KeyRecord | undefined>;
+}
+
+/** An account's money: `available = balance - held`. All micro-dollars, integers. */
+export interface Balance {
+  balance: number;
+  held: number;
+  available: number;
+}
+
+/** An append-only ledger entry. The balance is the sum of an account's entries. */
+export interface LedgerEntry {
+  id: string;
+  accountId: string;
+  /** Signed micro-dollars: credits positive, charges negative. */
+  micros: number;
+  kind: 'credit' | 'charge';
+  /** Unix milliseconds. */
+  createdAt: number;
+  /** The hold a charge settles. */
+  holdId?: string;
+  /** The request a charge pays for. */
+  requestId?: string;
+  /** Free-form details (model, tokens, note), JSON-serialisable. */
+  meta?: Record<string, unknown>;
+}
+
+/** What to hold. */
+export interface HoldInput {
+  /** The amount wanted. */
+  micros: number;
+  /**
+   * The least amount that still serves the request. When `available < micros` but
+   * `available >= minimum`, all of `available` is held (the caller lowers its output limit to fit).
+   * Defaults to `micros` (all or nothing).
+   */
+  minimum?: number;
+  /** How long the hold lives before it is released on its own (a crashed instance's holds). */
+  ttlMs: number;
+  /** The request the hold is for. */
+  requestId?: string;
+}
+
+/** The outcome of a hold: expected refusals are results, not exceptions. */
+export type HoldResult =
+  | { ok: true; holdId: string; micros: number }
+  | { ok: false; code: 'insufficient_balance'; available: number };
+
+/** What a settle charges. */
+export interface SettleInput {
+  /** The cost to charge, integer micro-dollars >= 0; may exceed the hold (the balance may go negative). */
+  micros: number;
+  requestId?: string;
+  meta?: Record<string, unknown>;
+}
+
+/** The outcome of settle or release. `already` is true when the hold had already been settled or released. */
+export interface SettleResult {
+  /** What this hold was charged in the end (0 for a release). */
+  charged: number;
+  already: boolean;
+}
+
+/**
+ * Balances, holds and the append-only entries. Every method is atomic; `hold` never lets the
+ * sum held exceed what is available, whatever the concurrency.
+ */
+export interface Ledger {
+  /** Adds credits (micro-dollars > 0) as a credit entry. */
+  addCredits(accountId: string, micros: number, meta?: Record<string, unknown>): Promise<Balance>;
+  /** The balance, open (unexpired) holds and what is available. */
+  getBalance(accountId: string): Promise<Balance>;
+  /** Holds credit for a request; refuses when less than `minimum` is available (or the balance is negative). */
+  hold(accountId: string, input: HoldInput): Promise<HoldResult>;
+  /** Charges a hold and closes it. Idempotent: a second settle or a settle after release charges nothing. Works after the hold expired. */
+  settle(holdId: string, input: SettleInput): Promise<SettleResult>;
+  /** Closes a hold without a charge. Idempotent. */
+  release(holdId: string): Promise<SettleResult>;
+  /** An account's entries, newest first. */
+  entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
+  /** Releases holds whose expiry passed; returns how many. */
+  releaseExpired(): Promise<number>;
+}
+
+/** Directory and Ledger in one store, as the gateway takes it. */
+export interface Store extends Directory, Ledger {
+  /** Frees connections and timers. */
+  close?(): Promise<void>;
+}
+
+/** Options every store factory takes. */
+export interface StoreOptions {
+  /** The clock, unix milliseconds; injected in tests. */
+  now?: () => number;
+}

@@ -1,0 +1,32 @@
+export { ERROR_CATALOGUE, errorRecord, isErrorCode } from './errors';
+export type { ErrorCode, ErrorRecord, ErrorType } from './errors';
+export { GatewayError, retryAfterSeconds } from './gateway-error';
+export type { GatewayErrorOptions } from './gateway-error';
+export { HEADER } from './headers';
+export type { Funding } from './headers';
+export { completionId, randomBase62, requestId } from './ids';
+export { ENDPOINT_LIMITS, PLAN_LIMITS, PLAN_NAMES, isPlan, planAllows } from './plans';
+export type { Plan, PlanLimits } from './plans';
+export { ACCOUNT_STATES, isAccountState } from './account';
+export type { Account, AccountState } from './account';
+export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
+export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
+export type { ChatPrice, ImagePrice, ModelConfig, ModelRecord, ModelRoute, ModelType } from './models';
+export type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatTool,
+  ContentPart,
+  FilePart,
+  FinishReason,
+  ImagePart,
+  OtherPart,
+  ReasoningEffort,
+  TextPart,
+  ToolCall,
+  ToolCallDelta,
+  ToolChoice,
+  Usage,
+} from './chat';

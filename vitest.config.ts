@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import { projects } from './vitest.workspace';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the sources, so no build is needed before `npm test`.
+    alias: [
+      { find: '@tollgate/testing/server', replacement: `${root}packages/testing/src/server.ts` },
+      { find: /^@tollgate\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` },
+    ],
+  },
+  test: {
+    projects,
+    testTimeout: 20_000,
+    hookTimeout: 120_000,
+  },
+});

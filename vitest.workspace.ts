@@ -1,0 +1,36 @@
+/**
+ * The test projects: one per package, plus the reference server and the benches' smoke test.
+ * Vitest 4 no longer reads workspace files, so `vitest.config.ts` imports this list as `test.projects`.
+ */
+const packages = [
+  'core',
+  'sse',
+  'validator',
+  'limiter',
+  'billing',
+  'providers',
+  'testing',
+  'gateway',
+  'store-sqlite',
+  'store-postgres',
+  'store-redis',
+] as const;
+
+export const projects = [
+  ...packages.map((name) => ({
+    extends: true as const,
+    test: {
+      name,
+      include: [`packages/${name}/src/**/*.test.ts`],
+      exclude: ['**/*.case.test.ts', '**/node_modules/**', '**/dist/**'],
+    },
+  })),
+  {
+    extends: true as const,
+    test: {
+      name: 'server',
+      include: ['examples/server/src/**/*.test.ts', 'bench/**/*.test.ts'],
+      exclude: ['**/*.case.test.ts', '**/node_modules/**'],
+    },
+  },
+];
