@@ -1,0 +1,19 @@
+export { ProviderError } from './provider';
+export type {
+  CallOptions,
+  ChatStream,
+  GeneratedImage,
+  Provider,
+  ProviderChatRequest,
+  ProviderErrorOptions,
+  ProviderImageRequest,
+  ProviderSettings,
+  RawReply,
+  SearchResult,
+} from './provider';
+export * from './openai/index';
+export * from './anthropic/index';
+export * from './gemini/index';
+export * from './search/index';
+export * from './fetch/index';
+export * from './images/index';

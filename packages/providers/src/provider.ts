@@ -1,0 +1,132 @@
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ErrorCode, Usage } from '@tollgate/core';
+
+/** Settings every provider factory takes. */
+export interface ProviderSettings {
+  /** The upstream's base address, e.g. `https://api.openai.com/v1`. */
+  baseURL?: string;
+  /** The provider credential; never logged, never sent to a client. */
+  apiKey?: string;
+  /** Extra headers for every upstream request. */
+  headers?: Record<string, string>;
+  /** A faster transport than the global `fetch`, or a fake in tests. */
+  fetch?: typeof globalThis.fetch;
+  /** The operator's statement that this provider confirms zero data retention. */
+  zeroDataRetention?: boolean;
+  /** Verifies the provider's attested endpoint; throws when it cannot. Required for `tee` models. */
+  attest?: () => Promise<void>;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** The provider's own model name. */
+  upstream: string;
+  /** Aborts the upstream request (client gone, deadline). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A chat request as providers take it: the normalised request with the output limit resolved.
+ */
+export interface ProviderChatRequest extends ChatRequest {
+  max_completion_tokens: number;
+}
+
+/**
+ * A streamed chat: OpenAI-shaped chunks. The last chunk carries `usage` (and empty `choices`)
+ * whenever the upstream reports usage. The stream errors with a {@link ProviderError} when the
+ * upstream fails after it started. Cancelling the stream aborts the upstream request.
+ */
+export type ChatStream = ReadableStream<ChatCompletionChunk>;
+
+/**
+ * A pass-through reply for `tee` models: the upstream's bytes, unchanged. `usage` resolves once
+ * the body has been read to its end (undefined when the upstream reported none).
+ */
+export interface RawReply {
+  status: number;
+  contentType: string;
+  body: ReadableStream<Uint8Array>;
+  usage: Promise<Usage | undefined>;
+}
+
+/** An image generation request as providers take it. */
+export interface ProviderImageRequest {
+  prompt: string;
+  n: number;
+  aspect_ratio: string;
+  resolution: string;
+  quality?: string;
+  /** Base64 data URLs. */
+  reference_images: string[];
+}
+
+/** One generated image. */
+export interface GeneratedImage {
+  b64_json: string;
+  mime_type: string;
+}
+
+/** One search result. */
+export interface SearchResult {
+  title: string;
+  url: string;
+  snippet: string;
+  published_at?: string;
+}
+
+/**
+ * An upstream adapter. Methods throw {@link ProviderError} on upstream failure; they never put an
+ * upstream body or a credential in the error.
+ */
+export interface Provider {
+  /** The adapter family, for logs: `openai-compatible`, `anthropic`, `gemini`, `searxng`, `brave`. */
+  readonly kind: string;
+  /** The operator's statement that this provider confirms zero data retention. */
+  readonly zeroDataRetention: boolean;
+  /** Verifies the attested endpoint (tee models); throws when it cannot. */
+  readonly attest?: () => Promise<void>;
+  /** A whole chat completion. */
+  chat?(request: ProviderChatRequest, options: CallOptions): Promise<ChatCompletion>;
+  /** A streamed chat completion; resolves once the upstream accepted the request (status 200). */
+  chatStream?(request: ProviderChatRequest, options: CallOptions): Promise<ChatStream>;
+  /** Tee pass-through: the upstream's reply bytes unchanged, usage read on the side. */
+  chatRaw?(request: ProviderChatRequest, options: CallOptions): Promise<RawReply>;
+  /** Image generation; returns the delivered images. */
+  images?(request: ProviderImageRequest, options: CallOptions): Promise<GeneratedImage[]>;
+  /** Web search. */
+  search?(request: { query: string; max_results: number }, options: CallOptions): Promise<SearchResult[]>;
+}
+
+/** Options of a {@link ProviderError}. */
+export interface ProviderErrorOptions {
+  /** Seconds to wait, carried from the upstream's Retry-After. */
+  retryAfter?: number;
+  /**
+   * Whether the upstream may have accepted (and started working on) the request. False only for
+   * failures that prove it did not: connection refused, DNS failure, 429/529/503 overload or
+   * unavailability answered before any work. Failover to the next route happens only when false.
+   */
+  accepted: boolean;
+  /** The upstream HTTP status, when there was one (for logs; never sent to a client). */
+  status?: number;
+}
+
+/**
+ * An upstream failure mapped to a code of the spec's catalogue (DESIGN.md §3): context_length_exceeded,
+ * content_filter, invalid_request, request_too_large, upstream_busy, upstream_unavailable, upstream_error.
+ */
+export class ProviderError extends Error {
+  readonly code: ErrorCode;
+  readonly retryAfter: number | undefined;
+  readonly accepted: boolean;
+  readonly status: number | undefined;
+
+  constructor(code: ErrorCode, options: ProviderErrorOptions) {
+    super(`upstream failed: ${code}${options.status ? ` (status ${options.status})` : ''}`);
+    this.name = 'ProviderError';
+    this.code = code;
+    this.retryAfter = options.retryAfter;
+    this.accepted = options.accepted;
+    this.status = options.status;
+  }
+}
