@@ -1,0 +1,75 @@
+/** Injectable timers, so keepalive is tested without waiting. */
+export interface Timers {
+  /** Schedules `fn` after `ms` milliseconds; returns a handle for `clearTimeout`. */
+  setTimeout(fn: () => void, ms: number): unknown;
+  /** Cancels a scheduled call. */
+  clearTimeout(handle: unknown): void;
+  /** Milliseconds on a monotonic-enough clock. */
+  now(): number;
+}
+
+/** Options of {@link createKeepalive}. */
+export interface KeepaliveOptions {
+  /** Quiet time before a keepalive, in milliseconds; default 25,000. */
+  intervalMs?: number;
+  /** Timers; default the global ones and `Date.now`. */
+  timers?: Timers;
+  /** Called on every keepalive: write `SSE_KEEPALIVE` to the stream here. */
+  onKeepalive: () => void;
+}
+
+/** A running keepalive. */
+export interface Keepalive {
+  /** Records that an event was just sent; cheap enough to call on every chunk. */
+  touch(): void;
+  /** Stops the keepalive and clears its timer. */
+  stop(): void;
+}
+
+const systemTimers: Timers = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
+  now: () => Date.now(),
+};
+
+/**
+ * Calls `onKeepalive` after `intervalMs` without a `touch()`, then every `intervalMs` while quiet.
+ * `touch()` only stores the time; the single timer re-arms itself lazily for the time still left.
+ *
+ * @example
+ * const keepalive = createKeepalive({ onKeepalive: () => controller.enqueue(encode(SSE_KEEPALIVE)) });
+ * // on every chunk: keepalive.touch(); when the stream ends: keepalive.stop();
+ */
+export function createKeepalive(options: KeepaliveOptions): Keepalive {
+  const intervalMs = options.intervalMs ?? 25_000;
+  const timers = options.timers ?? systemTimers;
+  let lastEventAt = timers.now();
+  let handle: unknown;
+  let stopped = false;
+
+  function arm(ms: number): void {
+    handle = timers.setTimeout(fire, ms);
+  }
+
+  function fire(): void {
+    handle = undefined;
+    if (stopped) return;
+    const quiet = timers.now() - lastEventAt;
+    if (quiet < intervalMs) return arm(intervalMs - quiet);
+    lastEventAt = timers.now();
+    options.onKeepalive();
+    if (!stopped) arm(intervalMs);
+  }
+
+  arm(intervalMs);
+  return {
+    touch() {
+      lastEventAt = timers.now();
+    },
+    stop() {
+      stopped = true;
+      if (handle !== undefined) timers.clearTimeout(handle);
+      handle = undefined;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createObfuscator } from './create-obfuscator';
+
+describe('createObfuscator', () => {
+  it('makes 16 to 64 URL-safe characters, every length and character reachable', () => {
+    const obfuscation = createObfuscator();
+    const lengths = new Map<number, number>();
+    const characters = new Set<string>();
+    for (let i = 0; i < 20_000; i++) {
+      const value = obfuscation();
+      expect(value).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
+      lengths.set(value.length, (lengths.get(value.length) ?? 0) + 1);
+      for (const character of value) characters.add(character);
+    }
+    expect([...lengths.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 49 }, (_, i) => 16 + i));
+    expect(characters.size).toBe(64);
+    // Uniform: each length expects 20,000 / 49 ~ 408; five standard deviations either side.
+    for (const count of lengths.values()) {
+      expect(count).toBeGreaterThan(308);
+      expect(count).toBeLessThan(508);
+    }
+  });
+
+  it('draws from a pooled buffer: one random call per 4 KiB, not per value', () => {
+    let calls = 0;
+    const obfuscation = createObfuscator({
+      random: (bytes) => {
+        calls++;
+        crypto.getRandomValues(bytes);
+      },
+    });
+    for (let i = 0; i < 100; i++) obfuscation();
+    // 100 values use at most 100 x 65 bytes (plus rare redraws): two or three pool fills.
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThanOrEqual(3);
+  });
+
+  it('is deterministic under an injected source and redraws biased length bytes', () => {
+    const obfuscation = createObfuscator({
+      random: (bytes) => {
+        bytes.fill(0);
+        bytes[0] = 250; // >= 245: redrawn
+        bytes[1] = 48; // length 16 + 48 = 64
+        bytes[2] = 63; // '_'
+      },
+    });
+    expect(obfuscation()).toBe('_' + 'A'.repeat(63));
+  });
+});
