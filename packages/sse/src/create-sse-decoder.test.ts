@@ -12,7 +12,8 @@ async function decode(chunks: Uint8Array[]): Promise<SseEvent[]> {
     },
   });
   const out: SseEvent[] = [];
-  for await (const event of stream.pipeThrough(createSseDecoder())) out.push(event);
+  const reader = stream.pipeThrough(createSseDecoder()).getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) out.push(read.value);
   return out;
 }
 
