@@ -1,1 +1,11 @@
-export {};
+export type { AcquireResult, LimiterStore, RateLimit, RateResult, Semaphore } from './store';
+export { createLimiter } from './create-limiter';
+export type { AcquireLeaseResult, AdmitResult, Lease, Limiter, LimiterAccount, LimiterOptions } from './create-limiter';
+export { endpointRateLimits } from './endpoint-rate-limits';
+export type { Endpoint, EndpointRateLimits } from './endpoint-rate-limits';
+export { gcra } from './gcra';
+export type { GcraLimit, GcraStep } from './gcra';
+export { limiterKeys } from './limiter-keys';
+export { memoryLimiter } from './memory-limiter';
+export type { MemoryLimiterOptions } from './memory-limiter';
+export { rateLimitFor } from './rate-limit-for';
