@@ -1,1 +1,33 @@
-export {};
+export { generateKey, isServiceKey } from './generate-key';
+export { hashKey } from './hash-key';
+export { memoryStore } from './memory-store';
+export { DEFAULT_IMAGE_TOKEN_BOUND } from './measure-prompt';
+export { MESSAGE_OVERHEAD_TOKENS, promptTokenBound } from './prompt-token-bound';
+export { ESTIMATED_MESSAGE_TOKENS, estimatePromptTokens } from './estimate-prompt-tokens';
+export { chatHoldMicros } from './chat-hold-micros';
+export { outputLimitForHold } from './output-limit-for-hold';
+export { chatCostMicros } from './chat-cost-micros';
+export type { ChatUsage } from './chat-cost-micros';
+export { imageCostMicros } from './image-cost-micros';
+export { estimateCompletionTokens } from './estimate-completion-tokens';
+export { validateModelPrices } from './validate-model-prices';
+export { utf8ByteLength } from './utf8-byte-length';
+// For store implementations (SQLite, PostgreSQL): the same ids and hold rule everywhere.
+export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
+export type { HoldDecision } from './decide-hold';
+export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
+export type {
+  Balance,
+  CreatedKey,
+  Directory,
+  HoldInput,
+  HoldResult,
+  KeyInfo,
+  KeyRecord,
+  Ledger,
+  LedgerEntry,
+  SettleInput,
+  SettleResult,
+  Store,
+  StoreOptions,
+} from './store';

@@ -1,0 +1,34 @@
+import type { HoldInput } from './store';
+
+/** What a store should do with a hold request, given the account's money at that instant. */
+export type HoldDecision = { ok: true; micros: number } | { ok: false; available: number };
+
+/**
+ * The hold rule every store applies inside its atomic section, so all stores agree exactly:
+ * refuse while the balance is negative (spec Billing 6) or when less than `minimum` (default
+ * `micros`) is available; hold `micros` when it fits, else all of `available` (when > 0).
+ */
+export function decideHold(balance: number, held: number, input: HoldInput): HoldDecision {
+  const available = balance - held;
+  const minimum = input.minimum ?? input.micros;
+  if (balance < 0 || available < minimum) return { ok: false, available };
+  if (available >= input.micros) return { ok: true, micros: input.micros };
+  // A positive request never holds nothing: the caller could not serve it.
+  if (available <= 0) return { ok: false, available };
+  return { ok: true, micros: available };
+}
+
+/** Throws unless `input` is a well-formed hold (non-negative safe integers, minimum <= micros, ttl > 0). */
+export function assertHoldInput(input: HoldInput): void {
+  assertMicros('hold micros', input.micros);
+  if (input.minimum !== undefined) {
+    assertMicros('hold minimum', input.minimum);
+    if (input.minimum > input.micros) throw new RangeError('hold minimum must not exceed micros');
+  }
+  if (!(Number.isFinite(input.ttlMs) && input.ttlMs > 0)) throw new RangeError('hold ttlMs must be a positive number');
+}
+
+/** Throws unless `value` is a non-negative safe integer of micro-dollars. */
+export function assertMicros(what: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative safe integer of micro-dollars`);
+}

@@ -1,0 +1,16 @@
+import { createMemoryStore } from './memory-store';
+import { runStoreCases } from './store.case.test';
+
+runStoreCases('memory', async ({ now }) => {
+  const { store, state } = createMemoryStore({ now });
+  return {
+    store,
+    dump: async () =>
+      JSON.stringify({
+        accounts: [...state.accounts.values()],
+        keys: [...state.keys.values()],
+        holds: [...state.holds.values()],
+        entries: [...state.entries.values()],
+      }),
+  };
+});

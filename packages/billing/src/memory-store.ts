@@ -1,0 +1,191 @@
+import type { Account, AccountState, Plan } from '@tollgate/core';
+import { assertHoldInput, assertMicros, decideHold } from './decide-hold';
+import { generateKey } from './generate-key';
+import { hashKey } from './hash-key';
+import { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
+import type { Balance, KeyInfo, LedgerEntry, SettleResult, Store, StoreOptions } from './store';
+
+/** A hold row: `state` is `open` until settled or released; `expired` holds may still be settled once. */
+interface HoldRow {
+  id: string;
+  accountId: string;
+  micros: number;
+  expiresAt: number;
+  requestId?: string;
+  state: 'open' | 'expired' | 'settled' | 'released';
+  charged: number;
+}
+
+interface KeyRow extends KeyInfo {
+  hash: string;
+}
+
+/** The memory store's data, exposed to its own tests only. */
+export interface MemoryState {
+  accounts: Map<string, Account & { balance: number }>;
+  keys: Map<string, KeyRow>;
+  keysByHash: Map<string, string>;
+  holds: Map<string, HoldRow>;
+  /** Per account, oldest first. */
+  entries: Map<string, LedgerEntry[]>;
+}
+
+/**
+ * A Store in Maps, for tests and single-process embedding. Every method runs without an `await`
+ * between its read and its write, so each is atomic on the one JS thread.
+ *
+ * @example
+ * const store = memoryStore();
+ * const account = await store.createAccount({ plan: 'plus' });
+ * await store.addCredits(account.id, 5_000_000);
+ * const { key } = await store.createKey(account.id, 'laptop');
+ */
+export function memoryStore(options: StoreOptions = {}): Store {
+  return createMemoryStore(options).store;
+}
+
+/** The memory store and its state (the state is for tests that inspect what is stored). */
+export function createMemoryStore(options: StoreOptions = {}): { store: Store; state: MemoryState } {
+  const now = options.now ?? Date.now;
+  const state: MemoryState = { accounts: new Map(), keys: new Map(), keysByHash: new Map(), holds: new Map(), entries: new Map() };
+
+  const account = (id: string) => {
+    const row = state.accounts.get(id);
+    if (row === undefined) throw new Error(`unknown account ${id}`);
+    return row;
+  };
+  const publicAccount = (row: Account): Account => ({ id: row.id, plan: row.plan, state: row.state });
+  const heldBy = (accountId: string, at: number): number => {
+    let held = 0;
+    for (const hold of state.holds.values()) if (hold.accountId === accountId && hold.state === 'open' && hold.expiresAt > at) held += hold.micros;
+    return held;
+  };
+  const balanceOf = (accountId: string): Balance => {
+    const { balance } = account(accountId);
+    const held = heldBy(accountId, now());
+    return { balance, held, available: balance - held };
+  };
+  const append = (entry: Omit<LedgerEntry, 'id' | 'createdAt'>): void => {
+    const row = account(entry.accountId);
+    row.balance += entry.micros;
+    const full: LedgerEntry = { id: newEntryId(), createdAt: now(), ...entry };
+    const list = state.entries.get(entry.accountId) ?? [];
+    list.push(full);
+    state.entries.set(entry.accountId, list);
+  };
+  const update = (accountId: string, change: Partial<Pick<Account, 'plan' | 'state'>>): Account => {
+    const row = account(accountId);
+    Object.assign(row, change);
+    return publicAccount(row);
+  };
+  const hold = (holdId: string): HoldRow => {
+    const row = state.holds.get(holdId);
+    if (row === undefined) throw new Error(`unknown hold ${holdId}`);
+    return row;
+  };
+
+  const store: Store = {
+    async createAccount(input: { plan: Plan; id?: string }) {
+      const id = input.id ?? newAccountId();
+      if (state.accounts.has(id)) throw new Error(`account ${id} exists`);
+      state.accounts.set(id, { id, plan: input.plan, state: 'active', balance: 0 });
+      return { id, plan: input.plan, state: 'active' };
+    },
+    async getAccount(accountId) {
+      const row = state.accounts.get(accountId);
+      return row === undefined ? undefined : publicAccount(row);
+    },
+    async setAccountState(accountId, accountState: AccountState) {
+      return update(accountId, { state: accountState });
+    },
+    async setPlan(accountId, plan) {
+      return update(accountId, { plan });
+    },
+    async createKey(accountId, name) {
+      account(accountId);
+      const key = generateKey();
+      const hash = await hashKey(key);
+      const id = newKeyId();
+      state.keys.set(id, { id, name, accountId, prefix: keyPrefix(key), createdAt: now(), hash });
+      state.keysByHash.set(hash, id);
+      return { id, name, key };
+    },
+    async listKeys(accountId) {
+      const keys: KeyInfo[] = [];
+      for (const row of state.keys.values()) {
+        if (row.accountId !== accountId) continue;
+        const info: KeyInfo = { id: row.id, name: row.name, accountId: row.accountId, prefix: row.prefix, createdAt: row.createdAt };
+        if (row.revokedAt !== undefined) info.revokedAt = row.revokedAt;
+        keys.push(info);
+      }
+      return keys;
+    },
+    async revokeKey(keyId) {
+      const row = state.keys.get(keyId);
+      if (row === undefined) throw new Error(`unknown key ${keyId}`);
+      row.revokedAt ??= now();
+    },
+    async findKey(keyHash) {
+      const id = state.keysByHash.get(keyHash);
+      const row = id === undefined ? undefined : state.keys.get(id);
+      if (row === undefined || row.revokedAt !== undefined) return undefined;
+      return { id: row.id, name: row.name, account: publicAccount(account(row.accountId)) };
+    },
+    async addCredits(accountId, micros, meta) {
+      assertMicros('credits', micros);
+      if (micros === 0) throw new RangeError('credits must be positive');
+      account(accountId);
+      append(meta === undefined ? { accountId, micros, kind: 'credit' } : { accountId, micros, kind: 'credit', meta });
+      return balanceOf(accountId);
+    },
+    async getBalance(accountId) {
+      return balanceOf(accountId);
+    },
+    async hold(accountId, input) {
+      assertHoldInput(input);
+      const at = now();
+      const decision = decideHold(account(accountId).balance, heldBy(accountId, at), input);
+      if (!decision.ok) return { ok: false, code: 'insufficient_balance', available: decision.available };
+      const id = newHoldId();
+      const row: HoldRow = { id, accountId, micros: decision.micros, expiresAt: at + input.ttlMs, state: 'open', charged: 0 };
+      if (input.requestId !== undefined) row.requestId = input.requestId;
+      state.holds.set(id, row);
+      return { ok: true, holdId: id, micros: decision.micros };
+    },
+    async settle(holdId, input): Promise<SettleResult> {
+      assertMicros('settle micros', input.micros);
+      const row = hold(holdId);
+      if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
+      row.state = 'settled';
+      row.charged = input.micros;
+      const entry: Omit<LedgerEntry, 'id' | 'createdAt'> = { accountId: row.accountId, micros: input.micros === 0 ? 0 : -input.micros, kind: 'charge', holdId };
+      const requestId = input.requestId ?? row.requestId;
+      if (requestId !== undefined) entry.requestId = requestId;
+      if (input.meta !== undefined) entry.meta = input.meta;
+      append(entry);
+      return { charged: input.micros, already: false };
+    },
+    async release(holdId) {
+      const row = hold(holdId);
+      if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
+      row.state = 'released';
+      return { charged: 0, already: false };
+    },
+    async entries(accountId, options = {}) {
+      const list = (state.entries.get(accountId) ?? []).map((entry) => ({ ...entry })).reverse();
+      return options.limit === undefined ? list : list.slice(0, options.limit);
+    },
+    async releaseExpired() {
+      const at = now();
+      let count = 0;
+      for (const row of state.holds.values()) {
+        if (row.state === 'open' && row.expiresAt <= at) {
+          row.state = 'expired';
+          count++;
+        }
+      }
+      return count;
+    },
+  };
+  return { store, state };
+}

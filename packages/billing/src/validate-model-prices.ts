@@ -1,0 +1,34 @@
+import type { ModelConfig } from '@tollgate/core';
+
+const CHAT_FIELDS = ['prompt_micros_per_mtok', 'completion_micros_per_mtok', 'min_hold_micros'] as const;
+const IMAGE_FIELDS = ['micros_per_image', 'micros_per_reference'] as const;
+
+/**
+ * Checks every model's prices at startup, so a missing or malformed price is an error and never
+ * a free model by accident. Chat and image models need a `price` with all their fields as
+ * non-negative safe integers; `micros_per_call` (search) and `image_token_bound`, when set, must be
+ * non-negative safe integers too. Throws an Error naming the model id and the field.
+ *
+ * @example
+ * validateModelPrices(config.models); // at startup, before serving
+ */
+export function validateModelPrices(models: ModelConfig[]): void {
+  for (const model of models) {
+    const fields = model.type === 'chat' ? CHAT_FIELDS : model.type === 'image' ? IMAGE_FIELDS : undefined;
+    if (fields !== undefined) {
+      const price = model.price as Record<string, unknown> | undefined;
+      if (price === undefined || price === null || typeof price !== 'object') {
+        throw new Error(`model "${model.id}": price is missing (a ${model.type} model needs ${fields.join(', ')})`);
+      }
+      for (const field of fields) check(model.id, `price.${field}`, price[field]);
+    }
+    if (model.micros_per_call !== undefined) check(model.id, 'micros_per_call', model.micros_per_call);
+    if (model.image_token_bound !== undefined) check(model.id, 'image_token_bound', model.image_token_bound);
+  }
+}
+
+function check(id: string, field: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new Error(`model "${id}": ${field} must be a non-negative safe integer, got ${JSON.stringify(value) ?? 'undefined'}`);
+  }
+}
