@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import { isPlan, type ModelConfig } from '@tollgate/core';
+import { anthropic, brave, gemini, openaiCompatible, searxng, type Provider, type ProviderSettings } from '@tollgate/providers';
+import { fakeOpenAI, fakeSearxng } from '@tollgate/testing';
+import { ConfigError } from './config';
+
+/** Providers, models and character prompts the server runs with. */
+export interface Catalogue {
+  providers: Record<string, Provider>;
+  models: ModelConfig[];
+  characters: string[];
+  /** True when no real provider is configured and the local simulator serves. */
+  simulator: boolean;
+}
+
+const FACTORIES: Record<string, (settings: ProviderSettings) => Provider> = {
+  'openai-compatible': openaiCompatible,
+  openai: openaiCompatible,
+  anthropic,
+  gemini,
+  searxng,
+  brave,
+};
+
+/**
+ * The catalogue: a catalogue file when `TOLLGATE_CATALOGUE` names one; else real providers from
+ * provider keys in the environment with a built-in model list; else the local simulator.
+ */
+export function loadCatalogue(path: string | undefined, env: NodeJS.ProcessEnv = process.env): Catalogue {
+  if (path) return readCatalogueFile(path, env);
+  const fromEnv = environmentCatalogue(env);
+  return fromEnv ?? simulatorCatalogue();
+}
+
+/** Local simulator models backed by the fakes of @tollgate/testing: free to run, clearly labelled. */
+export function simulatorCatalogue(): Catalogue {
+  const chat = fakeOpenAI();
+  const search = fakeSearxng();
+  const chatPrice = { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 };
+  const simulatorChat = { type: 'chat' as const, provider: 'simulator', owned_by: 'tollgate-simulator', tier: 'anon', retention: 'zdr',
+    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 4_096, compact_at_tokens: 100_000, price: chatPrice };
+  return {
+    simulator: true,
+    characters: [],
+    providers: {
+      simulator: openaiCompatible({ baseURL: 'http://simulator.invalid/v1', apiKey: 'simulator', fetch: chat.fetch, zeroDataRetention: true }),
+      'simulator-search': searxng({ baseURL: 'http://simulator-search.invalid', fetch: search.fetch }),
+    },
+    models: [
+      { ...simulatorChat, id: 'sim-fast', upstream: 'sim-fast', label: 'Local simulator: fast (not a real model)', plan: 'free' },
+      { ...simulatorChat, id: 'sim-pro', upstream: 'sim-pro', label: 'Local simulator: pro (not a real model)', plan: 'plus',
+        price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 4_000_000, min_hold_micros: 500 } },
+      { id: 'sim-image', type: 'image', provider: 'simulator', upstream: 'sim-image', owned_by: 'tollgate-simulator', tier: 'anon',
+        label: 'Local simulator: image (not a real model)', plan: 'free', price: { micros_per_image: 40_000, micros_per_reference: 10_000 },
+        max_reference_images: 4, resolutions: ['1k', '2k'], qualities: ['low', 'medium', 'high'] },
+      { id: 'sim-search', type: 'search', provider: 'simulator-search', owned_by: 'tollgate-simulator', tier: 'anon',
+        label: 'Local simulator: web search (not a real engine)', plan: 'free', included: { from: 'plus', quota: 'web_calls' }, micros_per_call: 5_000 },
+    ],
+  };
+}
+
+function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
+  const providers: Record<string, Provider> = {};
+  const models: ModelConfig[] = [];
+  const chat = (id: string, provider: string, prompt: number, completion: number, extra: Partial<ModelConfig> = {}): ModelConfig => ({
+    id, type: 'chat', provider, upstream: id, owned_by: provider, tier: 'anon', label: id, plan: 'free',
+    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 16_384,
+    price: { prompt_micros_per_mtok: prompt, completion_micros_per_mtok: completion, min_hold_micros: 100 }, ...extra,
+  });
+  if (env.OPENAI_API_KEY) {
+    providers.openai = openaiCompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY });
+    models.push(chat('gpt-4o-mini', 'openai', 150_000, 600_000), chat('gpt-4o', 'openai', 2_500_000, 10_000_000, { plan: 'plus' }));
+    models.push({ id: 'gpt-image-1', type: 'image', provider: 'openai', owned_by: 'openai', tier: 'anon', label: 'gpt-image-1', plan: 'plus',
+      price: { micros_per_image: 42_000, micros_per_reference: 10_000 }, resolutions: ['1k'], qualities: ['low', 'medium', 'high'] });
+  }
+  if (env.ANTHROPIC_API_KEY) {
+    providers.anthropic = anthropic({ apiKey: env.ANTHROPIC_API_KEY });
+    models.push(chat('claude-sonnet-4-5', 'anthropic', 3_000_000, 15_000_000, { plan: 'plus', context_tokens: 200_000, max_output_tokens: 64_000 }));
+    models.push(chat('claude-haiku-4-5', 'anthropic', 1_000_000, 5_000_000, { context_tokens: 200_000, max_output_tokens: 64_000 }));
+  }
+  if (env.GEMINI_API_KEY) {
+    providers.gemini = gemini({ apiKey: env.GEMINI_API_KEY });
+    models.push(chat('gemini-2.5-flash', 'gemini', 300_000, 2_500_000, { context_tokens: 1_048_576, max_output_tokens: 65_536 }));
+    models.push(chat('gemini-2.5-pro', 'gemini', 1_250_000, 10_000_000, { plan: 'plus', context_tokens: 1_048_576, max_output_tokens: 65_536 }));
+  }
+  if (env.OPENAI_COMPATIBLE_BASE_URL) {
+    providers.compatible = openaiCompatible({ baseURL: env.OPENAI_COMPATIBLE_BASE_URL, apiKey: env.OPENAI_COMPATIBLE_API_KEY ?? '' });
+    const id = env.OPENAI_COMPATIBLE_MODEL ?? 'default';
+    models.push(chat(id, 'compatible', 0, 0));
+  }
+  if (models.length === 0) return undefined;
+  return { providers, models, characters: [], simulator: false };
+}
+
+function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`catalogue ${path}: ${(error as Error).message}`);
+  }
+  const fail = (message: string): never => {
+    throw new ConfigError(`catalogue ${path}: ${message}`);
+  };
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) fail('must hold a JSON object with "providers" and "models"');
+  const file = data as { providers?: unknown; models?: unknown; characters?: unknown };
+  if (typeof file.providers !== 'object' || file.providers === null) fail('"providers" must be an object');
+  if (!Array.isArray(file.models)) fail('"models" must be an array');
+  const providers: Record<string, Provider> = {};
+  for (const [name, value] of Object.entries(file.providers as Record<string, unknown>)) {
+    const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; headers?: unknown };
+    const factory = typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined;
+    if (!factory) fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')}`);
+    const settings: ProviderSettings = {};
+    if (spec.baseURL !== undefined) {
+      if (typeof spec.baseURL !== 'string') fail(`provider "${name}": "baseURL" must be a string`);
+      settings.baseURL = spec.baseURL as string;
+    }
+    if (spec.apiKeyEnv !== undefined) {
+      if (typeof spec.apiKeyEnv !== 'string') fail(`provider "${name}": "apiKeyEnv" must name an environment variable`);
+      const key = env[spec.apiKeyEnv as string];
+      if (!key) fail(`provider "${name}": environment variable ${String(spec.apiKeyEnv)} is not set`);
+      settings.apiKey = key;
+    }
+    if (spec.zeroDataRetention !== undefined) settings.zeroDataRetention = spec.zeroDataRetention === true;
+    if (spec.headers !== undefined) settings.headers = spec.headers as Record<string, string>;
+    providers[name] = factory!(settings);
+  }
+  const models = (file.models as unknown[]).map((model, index) => {
+    if (typeof model !== 'object' || model === null) fail(`models[${index}] must be an object`);
+    const config = model as ModelConfig;
+    if (typeof config.id !== 'string' || config.id.length === 0) fail(`models[${index}]: "id" must be a non-empty string`);
+    if (config.type !== 'chat' && config.type !== 'image' && config.type !== 'search') fail(`model ${config.id}: "type" must be chat, image or search`);
+    if (config.plan !== undefined && !isPlan(config.plan)) fail(`model ${config.id}: "plan" must be free, plus, pro or max`);
+    if (config.type === 'chat' && (!Number.isSafeInteger(config.max_output_tokens) || config.max_output_tokens! < 1)) {
+      fail(`model ${config.id}: chat models need "max_output_tokens" (a positive integer)`);
+    }
+    return config;
+  });
+  const characters = file.characters ?? [];
+  if (!Array.isArray(characters) || characters.some((prompt) => typeof prompt !== 'string' || prompt.length === 0)) fail('"characters" must be an array of non-empty strings');
+  return { providers, models, characters: characters as string[], simulator: false };
+}

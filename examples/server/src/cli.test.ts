@@ -1,0 +1,140 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { creditsToMicros, formatMicros } from './cli';
+
+const BIN = fileURLToPath(new URL('../bin/tollgate.mjs', import.meta.url));
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function cli(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, TOLLGATE_DATA_DIR: dir }, encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function json<T>(dir: string, ...args: string[]): T {
+  const result = cli(dir, ...args);
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+describe('credits parsing and money display', () => {
+  it('turns credits into micro-dollars without floating point', () => {
+    expect(creditsToMicros('1')).toBe(10_000);
+    expect(creditsToMicros('0.0001')).toBe(1);
+    expect(creditsToMicros('12.5')).toBe(125_000);
+    expect(() => creditsToMicros('0.00001')).toThrow(/4 decimals/);
+    expect(() => creditsToMicros('-1')).toThrow();
+    expect(formatMicros(-1_234_567)).toBe('-$1.234567');
+  });
+});
+
+describe('tollgate CLI', () => {
+  it('manages accounts, credits, keys and shows usage', () => {
+    const dir = dataDir();
+    const account = json<{ id: string; plan: string; state: string }>(dir, 'accounts', 'create', '--plan', 'pro', '--json');
+    expect(account).toMatchObject({ plan: 'pro', state: 'active' });
+    const credited = json<{ balance: number }>(dir, 'credits', 'add', '--account', account.id, '--credits', '2.5', '--json');
+    expect(credited.balance).toBe(25_000);
+    const key = json<{ id: string; name: string; key: string }>(dir, 'keys', 'create', '--account', account.id, '--name', 'laptop');
+    expect(Object.keys(key)).toEqual(['id', 'name', 'key']);
+    expect(key.name).toBe('laptop');
+    expect(key.key).toMatch(/^sk_svc_[A-Za-z0-9]{43}$/);
+    const keys = json<{ id: string; prefix: string }[]>(dir, 'keys', 'list', '--account', account.id, '--json');
+    expect(keys.map((listed) => listed.id)).toEqual([key.id]);
+    expect(JSON.stringify(keys)).not.toContain(key.key);
+    expect(json<{ revoked: boolean }>(dir, 'keys', 'revoke', key.id, '--json').revoked).toBe(true);
+    expect(json<{ state: string }>(dir, 'accounts', 'set-state', account.id, 'disabled', '--json').state).toBe('disabled');
+    expect(json<{ plan: string }>(dir, 'accounts', 'set-plan', account.id, 'max', '--json').plan).toBe('max');
+    const usage = json<{ balance: number; entries: { kind: string; micros: number }[] }>(dir, 'usage', '--account', account.id, '--json');
+    expect(usage.balance).toBe(25_000);
+    expect(usage.entries.map((entry) => [entry.kind, entry.micros])).toEqual([['credit', 25_000]]);
+    const table = cli(dir, 'usage', '--account', account.id);
+    expect(table.stdout).toContain('balance $0.025000');
+  });
+
+  it('refuses a wrong command line with a clear message and exit code 2', () => {
+    const dir = dataDir();
+    const result = cli(dir, 'accounts', 'create', '--plan', 'gold');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--plan must be free, plus, pro or max');
+    expect(cli(dir, 'frobnicate').status).toBe(2);
+  });
+});
+
+/** Starts `tollgate serve` as a child process and waits for its `listening` line. */
+async function serve(dir: string): Promise<{ child: ChildProcess; url: string; demoKey: string | undefined }> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (data) => (stderr += data));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (data) => {
+      buffered += data;
+      for (const line of buffered.split('\n')) {
+        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const demoKey = /sk_svc_[A-Za-z0-9]{43}/.exec(stderr)?.[0];
+  return { child, url, demoKey };
+}
+
+describe('crash safety', () => {
+  it('after kill -9 mid-request, a restart releases the open holds and the ledger adds up', async () => {
+    const dir = dataDir();
+    const first = await serve(dir);
+    expect(first.demoKey).toBeDefined();
+    const headers = { authorization: `Bearer ${first.demoKey}`, 'content-type': 'application/json' };
+    // Three streams left unread: each holds credit and a slot when the process dies.
+    const readers = await Promise.all([0, 1, 2].map(async () => {
+      const response = await fetch(`${first.url}/v1/chat/completions`, {
+        method: 'POST', headers,
+        body: JSON.stringify({ model: 'sim-fast', stream: true, max_tokens: 2000, messages: [{ role: 'user', content: 'Tell me a long story' }] }),
+      });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      await reader.read();
+      return reader;
+    }));
+    const marker = JSON.parse(readFileSync(join(dir, 'demo-account.json'), 'utf8')) as { accountId: string };
+    const during = json<{ held: number }>(dir, 'usage', '--account', marker.accountId, '--json');
+    expect(during.held).toBeGreaterThan(0);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    for (const reader of readers) await reader.cancel().catch(() => {});
+
+    const second = await serve(dir);
+    expect(second.demoKey).toBeUndefined();
+    const usage = json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(dir, 'usage', '--account', marker.accountId, '--limit', '1000', '--json');
+    expect(usage.held).toBe(0);
+    expect(usage.available).toBe(usage.balance);
+    expect(usage.entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(usage.balance);
+    // Keys and balances survived the restart.
+    const models = await fetch(`${second.url}/v1/models`, { headers });
+    expect(models.status).toBe(200);
+    second.child.kill('SIGTERM');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+  }, 60_000);
+});

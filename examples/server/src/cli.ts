@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+import { isAccountState, isPlan, MICROS_PER_CREDIT } from '@tollgate/core';
+import type { Store } from '@tollgate/billing';
+import { ConfigError, loadConfig } from './config';
+import { openStore } from './open-backends';
+import { startServer } from './start-server';
+
+const USAGE = `Usage: tollgate <command> [options]
+
+  serve                                         run the gateway (PORT, default 8080)
+  accounts create --plan PLAN                   create an account (free, plus, pro, max)
+  accounts set-state ID STATE                   active, disabled, deleted, under_18
+  accounts set-plan ID PLAN
+  credits add --account ID --credits N          add N credits (1 credit = $0.01; up to 4 decimals)
+  keys create --account ID --name NAME          create a key; prints {"id","name","key"} (the key is shown once)
+  keys list --account ID
+  keys revoke KEY_ID
+  usage --account ID [--limit N]                ledger entries, newest first
+
+Options: --json for JSON output. Settings come from the environment (docs/configuration.md).`;
+
+/** Thrown for a wrong command line; the message is for people. */
+class UsageError extends Error {}
+
+/** Runs the CLI with the given arguments; returns the exit code. */
+export async function main(argv: string[], out: (text: string) => void = (text) => process.stdout.write(`${text}\n`)): Promise<number> {
+  const { positional, flags } = parseArgs(argv);
+  const [command, sub] = positional;
+  try {
+    if (command === undefined || flags.help === true) {
+      out(USAGE);
+      return command === undefined && flags.help !== true ? 2 : 0;
+    }
+    const config = loadConfig();
+    if (command === 'serve') return await serveCommand(config);
+    const store = openStore(config);
+    try {
+      await runAdmin(store, command, sub, positional.slice(2), flags, out);
+    } finally {
+      await store.close();
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      process.stderr.write(`tollgate: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`tollgate: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function serveCommand(config: ReturnType<typeof loadConfig>): Promise<number> {
+  const running = await startServer(config);
+  if (running.demoKey) {
+    process.stderr.write(
+      `\n  Demo account created with $5.00 of credits. Its API key, shown only this once:\n\n    ${running.demoKey}\n\n` +
+        `  Try: curl -H "Authorization: Bearer ${running.demoKey}" ${running.url}/v1/models\n\n`,
+    );
+  }
+  const stop = () => {
+    running.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return await new Promise<number>(() => {});
+}
+
+async function runAdmin(store: Store, command: string, sub: string | undefined, args: string[], flags: Flags, out: (text: string) => void): Promise<void> {
+  const json = flags.json === true;
+  const need = (name: string): string => {
+    const value = flags[name];
+    if (typeof value !== 'string' || value.length === 0) throw new UsageError(`--${name} is required (see tollgate --help)`);
+    return value;
+  };
+  const arg = (index: number, name: string): string => {
+    const value = args[index];
+    if (value === undefined) throw new UsageError(`${name} is required (see tollgate --help)`);
+    return value;
+  };
+  const show = (value: unknown, table: () => string) => out(json ? JSON.stringify(value, null, 2) : table());
+  switch (`${command} ${sub ?? ''}`.trim()) {
+    case 'accounts create': {
+      const plan = flags.plan === undefined ? 'free' : need('plan');
+      if (!isPlan(plan)) throw new UsageError(`--plan must be free, plus, pro or max, not "${plan}"`);
+      const account = await store.createAccount({ plan });
+      return show(account, () => `created account ${account.id} (plan ${account.plan}, ${account.state})`);
+    }
+    case 'accounts set-state': {
+      const id = arg(0, 'ID');
+      const state = arg(1, 'STATE');
+      if (!isAccountState(state)) throw new UsageError(`STATE must be active, disabled, deleted or under_18, not "${state}"`);
+      const account = await store.setAccountState(id, state);
+      return show(account, () => `account ${account.id} is now ${account.state}`);
+    }
+    case 'accounts set-plan': {
+      const id = arg(0, 'ID');
+      const plan = arg(1, 'PLAN');
+      if (!isPlan(plan)) throw new UsageError(`PLAN must be free, plus, pro or max, not "${plan}"`);
+      const account = await store.setPlan(id, plan);
+      return show(account, () => `account ${account.id} is now on ${account.plan}`);
+    }
+    case 'credits add': {
+      const account = need('account');
+      const micros = creditsToMicros(need('credits'));
+      if (!(await store.getAccount(account))) throw new UsageError(`no account ${account}`);
+      const balance = await store.addCredits(account, micros, { note: 'cli' });
+      return show({ accountId: account, added: micros, ...balance }, () => `added ${formatMicros(micros)} to ${account}: balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`);
+    }
+    case 'keys create': {
+      const account = need('account');
+      const name = need('name');
+      if (!(await store.getAccount(account))) throw new UsageError(`no account ${account}`);
+      const key = await store.createKey(account, name);
+      return out(JSON.stringify({ id: key.id, name: key.name, key: key.key }));
+    }
+    case 'keys list': {
+      const keys = await store.listKeys(need('account'));
+      return show(keys, () => table(['id', 'name', 'prefix', 'created', 'revoked'], keys.map((key) => [
+        key.id, key.name, `${key.prefix}…`, new Date(key.createdAt).toISOString(), key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
+      ])));
+    }
+    case 'keys revoke': {
+      const id = arg(0, 'KEY_ID');
+      await store.revokeKey(id);
+      return show({ id, revoked: true }, () => `revoked key ${id}`);
+    }
+    case 'usage': {
+      const account = need('account');
+      const limit = flags.limit === undefined ? 50 : Number(need('limit'));
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+      const entries = await store.entries(account, { limit });
+      const balance = await store.getBalance(account);
+      return show({ accountId: account, ...balance, entries }, () =>
+        `balance ${formatMicros(balance.balance)}, held ${formatMicros(balance.held)}, available ${formatMicros(balance.available)}\n` +
+        table(['time', 'kind', 'amount', 'request', 'details'], entries.map((entry) => [
+          new Date(entry.createdAt).toISOString(), entry.kind, formatMicros(entry.micros), entry.requestId ?? '', entry.meta ? JSON.stringify(entry.meta) : '',
+        ])),
+      );
+    }
+    default:
+      throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(' ')}" (see tollgate --help)`);
+  }
+}
+
+/** Credits as written ("12", "0.5", up to 4 decimals) to integer micro-dollars, without floating point. */
+export function creditsToMicros(text: string): number {
+  const match = /^(\d{1,12})(?:\.(\d{1,4}))?$/.exec(text);
+  if (!match) throw new UsageError(`--credits must be a positive number of credits with at most 4 decimals, not "${text}"`);
+  const micros = Number(match[1]) * MICROS_PER_CREDIT + Number((match[2] ?? '').padEnd(4, '0'));
+  if (micros <= 0) throw new UsageError('--credits must be more than 0');
+  return micros;
+}
+
+/** Micro-dollars as dollars for people: -$0.000123 style, exact. */
+export function formatMicros(micros: number): string {
+  const sign = micros < 0 ? '-' : '';
+  const absolute = Math.abs(micros);
+  return `${sign}$${Math.floor(absolute / 1_000_000)}.${String(absolute % 1_000_000).padStart(6, '0')}`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  return [line(head), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+}
+
+type Flags = Record<string, string | true>;
+
+function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
+  const positional: string[] = [];
+  const flags: Flags = {};
+  for (let index = 0; index < argv.length; index++) {
+    const token = argv[index]!;
+    if (token === '-h') flags.help = true;
+    else if (token.startsWith('--')) {
+      const [name, inline] = token.slice(2).split('=', 2) as [string, string | undefined];
+      if (inline !== undefined) flags[name] = inline;
+      else if (name === 'json' || name === 'help') flags[name] = true;
+      else {
+        const next = argv[index + 1];
+        if (next === undefined || next.startsWith('--')) flags[name] = true;
+        else {
+          flags[name] = next;
+          index++;
+        }
+      }
+    } else positional.push(token);
+  }
+  return { positional, flags };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && /cli\.(ts|js)$/.test(process.argv[1]);
+if (invokedDirectly) {
+  main(process.argv.slice(2)).then((code) => {
+    if (code !== 0) process.exit(code);
+  });
+}

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** The reference server's settings: environment first, then an optional JSON config file. */
+export interface ServerConfig {
+  /** Port of the API (default 8080). */
+  port: number;
+  /** Interface to bind (default 127.0.0.1). */
+  host: string;
+  /** Port of /metrics and /health; 0 turns it off (default 9090). */
+  adminPort: number;
+  /** Where the SQLite file lives (default ./data). */
+  dataDir: string;
+  /** PostgreSQL instead of SQLite. */
+  databaseUrl?: string;
+  /** Redis for limits shared by several instances. */
+  redisUrl?: string;
+  /** A model catalogue file (see docs/configuration.md). */
+  cataloguePath?: string;
+  /** `X-Service-Version`. */
+  version: string;
+  /** Service-wide search + fetch requests a minute. */
+  sharedSearchFetchPerMinute?: number;
+  /** Service-wide requests in flight. */
+  maxInFlight?: number;
+  /** Micro-dollars per page fetch. */
+  fetchMicrosPerCall: number;
+  /** Limits when Redis is down: refuse (`closed`, default) or admit (`open`). */
+  onLimiterError: 'closed' | 'open';
+  /** Seconds to let in-flight requests finish on SIGTERM (default 30). */
+  shutdownGraceSeconds: number;
+}
+
+/** A configuration error: the message says which setting and why. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const FILE_KEYS = new Set([
+  'port', 'host', 'adminPort', 'dataDir', 'databaseUrl', 'redisUrl', 'cataloguePath', 'sharedSearchFetchPerMinute',
+  'maxInFlight', 'fetchMicrosPerCall', 'onLimiterError', 'shutdownGraceSeconds',
+]);
+
+/**
+ * Reads the configuration from the environment (`PORT`, `HOST`, `ADMIN_PORT`, `TOLLGATE_DATA_DIR`,
+ * `DATABASE_URL`, `REDIS_URL`, `TOLLGATE_CATALOGUE`, `TOLLGATE_CONFIG`, ...) with clear errors.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  let file: Record<string, unknown> = {};
+  if (env.TOLLGATE_CONFIG) {
+    let text: string;
+    try {
+      text = readFileSync(env.TOLLGATE_CONFIG, 'utf8');
+    } catch {
+      throw new ConfigError(`TOLLGATE_CONFIG: cannot read ${env.TOLLGATE_CONFIG}`);
+    }
+    try {
+      file = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`TOLLGATE_CONFIG: ${env.TOLLGATE_CONFIG} is not valid JSON (${(error as Error).message})`);
+    }
+    if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ConfigError('TOLLGATE_CONFIG: the file must hold a JSON object');
+    for (const key of Object.keys(file)) if (!FILE_KEYS.has(key)) throw new ConfigError(`TOLLGATE_CONFIG: unknown setting "${key}"`);
+  }
+  const pick = (envName: string, key: string): unknown => env[envName] ?? file[key];
+  const config: ServerConfig = {
+    port: integer(pick('PORT', 'port'), 'PORT', 8080, 0, 65535),
+    host: string(pick('HOST', 'host'), 'HOST') ?? '127.0.0.1',
+    adminPort: integer(pick('ADMIN_PORT', 'adminPort'), 'ADMIN_PORT', 9090, 0, 65535),
+    dataDir: resolve(string(pick('TOLLGATE_DATA_DIR', 'dataDir'), 'TOLLGATE_DATA_DIR') ?? 'data'),
+    version: `tollgate/${VERSION}`,
+    fetchMicrosPerCall: integer(pick('TOLLGATE_FETCH_MICROS', 'fetchMicrosPerCall'), 'TOLLGATE_FETCH_MICROS', 0, 0, Number.MAX_SAFE_INTEGER),
+    onLimiterError: limiterMode(pick('TOLLGATE_LIMITER_ON_ERROR', 'onLimiterError')),
+    shutdownGraceSeconds: integer(pick('TOLLGATE_SHUTDOWN_GRACE', 'shutdownGraceSeconds'), 'TOLLGATE_SHUTDOWN_GRACE', 30, 0, 3600),
+  };
+  const databaseUrl = string(pick('DATABASE_URL', 'databaseUrl'), 'DATABASE_URL');
+  if (databaseUrl) config.databaseUrl = databaseUrl;
+  const redisUrl = string(pick('REDIS_URL', 'redisUrl'), 'REDIS_URL');
+  if (redisUrl) config.redisUrl = redisUrl;
+  const cataloguePath = string(pick('TOLLGATE_CATALOGUE', 'cataloguePath'), 'TOLLGATE_CATALOGUE');
+  if (cataloguePath) config.cataloguePath = resolve(cataloguePath);
+  const shared = pick('TOLLGATE_SEARCH_FETCH_PER_MINUTE', 'sharedSearchFetchPerMinute');
+  if (shared !== undefined) config.sharedSearchFetchPerMinute = integer(shared, 'TOLLGATE_SEARCH_FETCH_PER_MINUTE', 0, 1, 1_000_000);
+  const maxInFlight = pick('TOLLGATE_MAX_IN_FLIGHT', 'maxInFlight');
+  if (maxInFlight !== undefined) config.maxInFlight = integer(maxInFlight, 'TOLLGATE_MAX_IN_FLIGHT', 0, 1, 1_000_000);
+  return config;
+}
+
+/** The server's build version. */
+export const VERSION = '0.1.0';
+
+function integer(value: unknown, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = typeof value === 'number' ? value : /^-?\d+$/.test(String(value)) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${String(value)}"`);
+  return number;
+}
+
+function string(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw new ConfigError(`${name} must be a string`);
+  return value;
+}
+
+function limiterMode(value: unknown): 'closed' | 'open' {
+  if (value === undefined || value === '' || value === 'closed') return 'closed';
+  if (value === 'open') return 'open';
+  throw new ConfigError(`TOLLGATE_LIMITER_ON_ERROR must be "closed" or "open", not "${String(value)}"`);
+}

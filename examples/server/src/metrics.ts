@@ -1,0 +1,58 @@
+import type { RequestLog } from '@tollgate/gateway';
+
+/** Prometheus counters fed by the gateway's request log. */
+export interface Metrics {
+  record(log: RequestLog): void;
+  /** The Prometheus text exposition. */
+  render(active: number): string;
+}
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Counters of requests by path, status and code, latency buckets, and micro-dollars charged. */
+export function createMetrics(): Metrics {
+  const requests = new Map<string, number>();
+  const buckets = new Array<number>(BUCKETS.length).fill(0);
+  let count = 0;
+  let sum = 0;
+  let micros = 0;
+  let promptTokens = 0;
+  let completionTokens = 0;
+  return {
+    record(log) {
+      const key = `path="${log.path ?? ''}",status="${log.status}",code="${log.code ?? ''}"`;
+      requests.set(key, (requests.get(key) ?? 0) + 1);
+      const seconds = log.latencyMs / 1000;
+      count++;
+      sum += seconds;
+      for (let index = 0; index < BUCKETS.length; index++) if (seconds <= BUCKETS[index]!) buckets[index]!++;
+      micros += log.costMicros ?? 0;
+      promptTokens += log.promptTokens ?? 0;
+      completionTokens += log.completionTokens ?? 0;
+    },
+    render(active) {
+      const lines = [
+        '# HELP tollgate_requests_total Requests answered, by path, status and error code.',
+        '# TYPE tollgate_requests_total counter',
+        ...[...requests].map(([labels, value]) => `tollgate_requests_total{${labels}} ${value}`),
+        '# HELP tollgate_request_duration_seconds Time to the end of the reply (streams: to their end).',
+        '# TYPE tollgate_request_duration_seconds histogram',
+        ...BUCKETS.map((bound, index) => `tollgate_request_duration_seconds_bucket{le="${bound}"} ${buckets[index]}`),
+        `tollgate_request_duration_seconds_bucket{le="+Inf"} ${count}`,
+        `tollgate_request_duration_seconds_sum ${sum}`,
+        `tollgate_request_duration_seconds_count ${count}`,
+        '# HELP tollgate_charged_micros_total Micro-dollars charged.',
+        '# TYPE tollgate_charged_micros_total counter',
+        `tollgate_charged_micros_total ${micros}`,
+        '# HELP tollgate_tokens_total Tokens billed.',
+        '# TYPE tollgate_tokens_total counter',
+        `tollgate_tokens_total{kind="prompt"} ${promptTokens}`,
+        `tollgate_tokens_total{kind="completion"} ${completionTokens}`,
+        '# HELP tollgate_active_requests Requests and streams not finished.',
+        '# TYPE tollgate_active_requests gauge',
+        `tollgate_active_requests ${active}`,
+      ];
+      return `${lines.join('\n')}\n`;
+    },
+  };
+}

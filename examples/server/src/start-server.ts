@@ -1,0 +1,128 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { createGateway, type Gateway, type RequestLog } from '@tollgate/gateway';
+import { createPageFetcher } from '@tollgate/providers';
+import type { Store } from '@tollgate/billing';
+import { loadCatalogue } from './catalogue';
+import type { ServerConfig } from './config';
+import { createMetrics } from './metrics';
+import { openLimiter, openStore } from './open-backends';
+import { nodeResolver, nodeTransport } from './page-fetch-transport';
+
+/** A running reference server. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  adminUrl: string | undefined;
+  gateway: Gateway;
+  store: Store;
+  /** The demo key, when this start created the demo account. */
+  demoKey: string | undefined;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), settles, closes. */
+  close(): Promise<void>;
+}
+
+/** Options beyond the configuration (tests). */
+export interface StartOptions {
+  /** Where log lines go (default: JSON lines on stdout). */
+  log?: (line: Record<string, unknown>) => void;
+  /** Create the demo account on first start (default true). */
+  demo?: boolean;
+}
+
+/**
+ * Starts the reference server: the gateway on `config.port`, /metrics and /health on
+ * `config.adminPort`, on SQLite (or PostgreSQL) and an in-memory (or Redis) limiter.
+ */
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
+  const catalogue = loadCatalogue(config.cataloguePath);
+  const store = openStore(config);
+  const limiter = openLimiter(config);
+  if (!config.databaseUrl) {
+    // One process serves a SQLite file: every hold open at start belonged to a process that died.
+    const released = await (store as Store & { releaseAllHolds(): Promise<number> }).releaseAllHolds();
+    if (released > 0) log({ level: 'warn', msg: 'released holds of a previous run', count: released });
+  } else {
+    await store.releaseExpired();
+  }
+  const metrics = createMetrics();
+  const gateway = createGateway({
+    version: config.version,
+    store,
+    limiter,
+    providers: catalogue.providers,
+    models: catalogue.models,
+    characters: catalogue.characters,
+    pageFetcher: createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() }),
+    fetchMicrosPerCall: config.fetchMicrosPerCall,
+    onLimiterError: config.onLimiterError,
+    ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
+    ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
+    log: (record: RequestLog) => {
+      metrics.record(record);
+      log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });
+    },
+  });
+  const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
+
+  const server = (await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  let admin: Server | undefined;
+  let adminUrl: string | undefined;
+  if (config.adminPort !== 0) {
+    const app = new Hono();
+    app.get('/health', (c) => c.json({ status: 'ok', version: config.version, active: gateway.active, simulator: catalogue.simulator }));
+    app.get('/metrics', (c) => c.text(metrics.render(gateway.active), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+    admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host }) as Server);
+    adminUrl = `http://${config.host}:${(admin.address() as AddressInfo).port}`;
+  }
+  log({ level: 'info', msg: 'listening', url, admin: adminUrl, simulator: catalogue.simulator, store: config.databaseUrl ? 'postgres' : 'sqlite', limiter: config.redisUrl ? 'redis' : 'memory' });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      server.close();
+      admin?.close();
+      const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownGraceSeconds * 1000, 'timeout').unref());
+      if ((await Promise.race([gateway.idle().then(() => 'idle' as const), grace])) === 'timeout') {
+        // Past the grace period: cut the remaining streams; each pays for what it delivered.
+        server.closeAllConnections();
+        await Promise.race([gateway.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+      }
+      server.closeAllConnections();
+      await limiter.close?.();
+      await store.close?.();
+      log({ level: 'info', msg: 'stopped' });
+    })();
+    return closing;
+  };
+  return { url, port, adminUrl, gateway, store, demoKey, close };
+}
+
+async function listen(server: Server): Promise<Server> {
+  if (server.listening) return server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  return server;
+}
+
+/** On first start: a demo account with $5 of credits and a key, printed once. */
+async function createDemoAccount(store: Store, dataDir: string): Promise<string | undefined> {
+  mkdirSync(dataDir, { recursive: true });
+  const marker = join(dataDir, 'demo-account.json');
+  if (existsSync(marker)) return undefined;
+  const account = await store.createAccount({ plan: 'plus' });
+  await store.addCredits(account.id, 5_000_000, { note: 'demo credits' });
+  const key = await store.createKey(account.id, 'demo');
+  writeFileSync(marker, `${JSON.stringify({ accountId: account.id, keyId: key.id, createdAt: new Date().toISOString() })}\n`);
+  return key.key;
+}
