@@ -1,0 +1,139 @@
+import TurndownService from 'turndown';
+
+/** An HTML page turned into readable content. */
+export interface ConvertedHtml {
+  /** The text of the first `<title>`, whitespace collapsed; null when absent or empty. */
+  title: string | null;
+  /** Markdown, or plain text for format `text`. */
+  content: string;
+}
+
+type Element = HTMLElement;
+
+/** Page chrome and non-content elements, dropped with everything inside them. */
+const DROPPED = new Set([
+  'SCRIPT', 'STYLE', 'NOSCRIPT', 'NAV', 'FOOTER', 'ASIDE', 'IFRAME', 'SVG', 'TEMPLATE', 'OBJECT',
+  'EMBED', 'CANVAS', 'BUTTON', 'SELECT', 'INPUT', 'TEXTAREA', 'DIALOG', 'LINK', 'META',
+]);
+
+function hasAncestor(node: Element, names: string[]): boolean {
+  for (let parent = node.parentNode as Element | null; parent; parent = parent.parentNode as Element | null) {
+    if (names.includes(parent.nodeName)) return true;
+  }
+  return false;
+}
+
+function isDropped(node: Element): boolean {
+  // Foreign elements (svg) keep their lower-case name.
+  if (DROPPED.has(node.nodeName.toUpperCase())) return true;
+  // Some frameworks (ASP.NET WebForms) wrap the whole page in one <form>: keep a form that holds content.
+  if (node.nodeName === 'FORM') return node.querySelector?.('main, article, h1, h2') == null;
+  // A page-wide <header> is chrome; an article's own header holds its heading.
+  if (node.nodeName === 'HEADER') return !hasAncestor(node, ['ARTICLE', 'MAIN']);
+  return node.hasAttribute?.('hidden') === true || node.getAttribute?.('aria-hidden') === 'true';
+}
+
+function insideDropped(node: Element): boolean {
+  for (let parent = node.parentNode as Element | null; parent; parent = parent.parentNode as Element | null) {
+    if (parent.nodeType === 1 && isDropped(parent)) return true;
+  }
+  return false;
+}
+
+function isMain(node: Element): boolean {
+  return node.nodeName === 'MAIN' || node.getAttribute?.('role') === 'main';
+}
+
+/** Absolute http(s) address of a link, or undefined for javascript:, data: and broken links. */
+function absolute(href: string | null, base: string): string | undefined {
+  if (href === null || href.trim() === '') return undefined;
+  try {
+    const url = new URL(href.trim(), base);
+    return url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'mailto:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Turns an HTML page into clean markdown (or plain text) with turndown: the title from `<title>`;
+ * scripts, styles, navigation, forms and other chrome removed; the `<main>` (else top-level
+ * `<article>`s) content preferred when present; links made absolute against `baseUrl`.
+ *
+ * @example
+ * convertHtml('<title>T</title><main><h1>Hi</h1></main>', 'markdown', 'https://example.com/');
+ * // { title: 'T', content: '# Hi' }
+ */
+export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: string): ConvertedHtml {
+  const service = new TurndownService({
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+    emDelimiter: '_',
+  });
+  let title: string | null = null;
+  const mains: string[] = [];
+  const articles: string[] = [];
+
+  service.addRule('title', {
+    filter: 'title',
+    replacement: (_content, node) => {
+      const text = (node.textContent ?? '').replace(/\s+/g, ' ').trim();
+      if (title === null && text !== '') title = text;
+      return '';
+    },
+  });
+  service.addRule('dropped', { filter: isDropped, replacement: () => '' });
+  service.addRule('main', {
+    filter: (node) =>
+      (isMain(node) || (node.nodeName === 'ARTICLE' && !hasAncestor(node, ['ARTICLE', 'MAIN']))) && !insideDropped(node),
+    replacement: (content, node) => {
+      (isMain(node) ? mains : articles).push(content);
+      return `\n\n${content}\n\n`;
+    },
+  });
+  if (format === 'text') useTextRules(service);
+  else useMarkdownLinkRules(service, baseUrl);
+
+  const whole = service.turndown(html);
+  const chosen = mains.length > 0 ? mains.join('\n\n') : articles.length > 0 ? articles.join('\n\n') : whole;
+  return { title, content: tidy(chosen) };
+}
+
+function useMarkdownLinkRules(service: TurndownService, baseUrl: string): void {
+  service.addRule('link', {
+    filter: (node) => node.nodeName === 'A',
+    replacement: (content, node) => {
+      const href = absolute(node.getAttribute('href'), baseUrl);
+      if (href === undefined || content.trim() === '') return content;
+      return `[${content}](${href.replace(/[()]/g, (c) => encodeURIComponent(c))})`;
+    },
+  });
+  service.addRule('image', {
+    filter: 'img',
+    replacement: (_content, node) => {
+      const src = absolute(node.getAttribute('src'), baseUrl);
+      const alt = (node.getAttribute('alt') ?? '').replace(/[\[\]\n]/g, ' ').trim();
+      return src === undefined ? alt : `![${alt}](${src.replace(/[()]/g, (c) => encodeURIComponent(c))})`;
+    },
+  });
+}
+
+/** Rules that keep the words and the block structure but no markdown syntax. */
+function useTextRules(service: TurndownService): void {
+  service.escape = (text: string) => text;
+  service.addRule('text-inline', {
+    filter: ['a', 'strong', 'b', 'em', 'i', 'code', 'del', 's', 'mark', 'u', 'sub', 'sup', 'small', 'abbr'],
+    replacement: (content) => content,
+  });
+  service.addRule('text-image', { filter: 'img', replacement: (_content, node) => node.getAttribute('alt') ?? '' });
+  service.addRule('text-block', {
+    filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'hr'],
+    replacement: (content) => `\n\n${content.trim()}\n\n`,
+  });
+  service.addRule('text-pre', { filter: 'pre', replacement: (_content, node) => `\n\n${node.textContent ?? ''}\n\n` });
+}
+
+function tidy(text: string): string {
+  return text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+}
