@@ -1,0 +1,22 @@
+import * as v from 'valibot';
+import { integerBetween, oneOf } from './schema-helpers';
+
+/** The aspect ratios an image request may ask for. */
+export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
+/** Every resolution value; each model takes a subset (`model.resolutions`, default `["1k"]`). */
+export const RESOLUTIONS = ['1k', '2k'] as const;
+
+/**
+ * The image generation request (DESIGN.md §3). Unlisted fields are refused (`v.strictObject`);
+ * `null` on an optional field means unset.
+ */
+export const imageRequestSchema = v.strictObject({
+  model: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  prompt: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  n: v.nullish(integerBetween(1, 4)),
+  aspect_ratio: v.nullish(oneOf(ASPECT_RATIOS)),
+  resolution: v.nullish(oneOf(RESOLUTIONS)),
+  quality: v.nullish(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  reference_images: v.nullish(v.array(v.string())),
+  response_format: v.nullish(oneOf(['b64_json'])),
+});

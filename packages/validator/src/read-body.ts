@@ -1,0 +1,104 @@
+import { fail, type Fail } from './fail';
+
+/** Timers {@link readBody} uses for its deadline; injectable so tests never wait. */
+export interface BodyTimers {
+  /** Schedules `fn` after `ms` milliseconds and returns a handle. */
+  setTimeout(fn: () => void, ms: number): unknown;
+  /** Cancels a scheduled call. */
+  clearTimeout(handle: unknown): void;
+}
+
+/** Options of {@link readBody}. */
+export interface ReadBodyOptions {
+  /** Most bytes taken; default 32 MiB. */
+  maxBytes?: number;
+  /** When the request began (ms, on the `now` clock); default `now()` at the call. */
+  startedAt?: number;
+  /** Time the whole body may take from `startedAt`; default 60,000 ms. */
+  timeoutMs?: number;
+  /** The clock; default `Date.now`. */
+  now?: () => number;
+  /** The timers; default the global ones. */
+  timers?: BodyTimers;
+}
+
+/** The result of {@link readBody}. */
+export type ReadBodyResult = { ok: true; bytes: Uint8Array } | Fail;
+
+/** The spec's body size limit. */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** The spec's body arrival time. */
+export const BODY_TIMEOUT_MS = 60_000;
+
+const globalTimers: BodyTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Reads a request body whatever its Content-Type: `request_too_large` when Content-Length or the
+ * bytes counted while reading pass the cap, `request_timeout` when the body is not complete by the
+ * deadline.
+ *
+ * @example
+ * const body = await readBody(request, { startedAt });
+ * if (!body.ok) return new GatewayError(body.code, { message: body.message }).toResponse();
+ */
+export async function readBody(request: Request, options: ReadBodyOptions = {}): Promise<ReadBodyResult> {
+  const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
+  const now = options.now ?? Date.now;
+  const timers = options.timers ?? globalTimers;
+  const deadline = (options.startedAt ?? now()) + (options.timeoutMs ?? BODY_TIMEOUT_MS);
+  const tooLarge = fail('request_too_large', `The request body is larger than ${maxBytes} bytes.`);
+
+  const declared = request.headers.get('content-length');
+  if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) > maxBytes) return tooLarge;
+  if (request.bodyUsed) return fail('invalid_request_body', 'The request body was already read.');
+  if (request.body === null) return { ok: true, bytes: new Uint8Array(0) };
+
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  // One timer for the whole body: a read pending at the deadline loses the race.
+  let handle: unknown;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    handle = timers.setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - now()));
+  });
+  const stop = (result: Fail): Fail => {
+    reader.cancel().catch(() => undefined);
+    return result;
+  };
+  try {
+    for (;;) {
+      let step: ReadableStreamReadResult<Uint8Array> | typeof TIMED_OUT;
+      try {
+        step = await Promise.race([reader.read(), timedOut]);
+      } catch {
+        return fail('invalid_request_body', 'The request body could not be read to its end.');
+      }
+      if (step === TIMED_OUT) return stop(fail('request_timeout', 'The request body did not arrive within the time allowed.'));
+      if (step.done) break;
+      total += step.value.byteLength;
+      if (total > maxBytes) return stop(tooLarge);
+      chunks.push(step.value);
+    }
+  } finally {
+    timers.clearTimeout(handle);
+  }
+  // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
+  if (now() > deadline) return fail('request_timeout', 'The request body did not arrive within the time allowed.');
+  return { ok: true, bytes: concat(chunks, total) };
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
