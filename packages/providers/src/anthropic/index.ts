@@ -1,1 +1,2 @@
-export {};
+export { anthropic, ANTHROPIC_VERSION } from './anthropic';
+export { ANTHROPIC_THINKING_BUDGETS } from './anthropic-thinking';

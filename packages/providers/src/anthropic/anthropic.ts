@@ -1,0 +1,76 @@
+import type { ChatCompletion } from '@tollgate/core';
+import { createSseDecoder } from '@tollgate/sse';
+import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import type { AnthropicResponse } from './anthropic-api';
+import { createAnthropicStream } from './anthropic-stream';
+import { convertToAnthropicRequest } from './convert-to-anthropic-request';
+import { cancellableStream, linkAbort } from './link-abort';
+import { mapAnthropicResponse } from './map-anthropic-response';
+import { postAnthropic, type AnthropicTransport } from './post-anthropic';
+
+/** The Messages API version header every request carries. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/**
+ * An adapter for the Anthropic Messages API (`POST {baseURL}/messages`): chat and chatStream, with
+ * OpenAI-shaped input and output. Errors are mapped as docs/providers.md describes.
+ * @example
+ * const provider = anthropic({ apiKey: process.env.ANTHROPIC_API_KEY });
+ * const reply = await provider.chat!(request, { upstream: 'claude-sonnet-4-5' });
+ */
+export function anthropic(settings: ProviderSettings = {}): Provider {
+  const baseURL = (settings.baseURL ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
+  const transport: AnthropicTransport = {
+    url: `${baseURL}/messages`,
+    headers: {
+      'content-type': 'application/json',
+      'anthropic-version': ANTHROPIC_VERSION,
+      ...settings.headers,
+      ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}),
+    },
+    fetch: settings.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+  };
+
+  function body(request: ProviderChatRequest, options: CallOptions, stream: boolean) {
+    const converted = convertToAnthropicRequest(request, options.upstream);
+    // A request we cannot translate never left: another route may take it.
+    if (!converted.ok) throw new ProviderError('invalid_request', { accepted: false });
+    return stream ? { ...converted.request, stream: true } : converted.request;
+  }
+
+  return {
+    kind: 'anthropic',
+    zeroDataRetention: settings.zeroDataRetention ?? false,
+    ...(settings.attest ? { attest: settings.attest } : {}),
+
+    async chat(request, options): Promise<ChatCompletion> {
+      const response = await postAnthropic(transport, body(request, options, false), options.signal);
+      let reply: AnthropicResponse;
+      try {
+        reply = (await response.json()) as AnthropicResponse;
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        throw new ProviderError('upstream_error', { accepted: true, status: response.status });
+      }
+      if (reply?.type !== 'message' || !Array.isArray(reply.content)) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
+      return mapAnthropicResponse(reply);
+    },
+
+    async chatStream(request, options): Promise<ChatStream> {
+      const abort = linkAbort(options.signal);
+      let response: Response;
+      try {
+        response = await postAnthropic(transport, body(request, options, true), abort.signal);
+      } catch (error) {
+        abort.unlink();
+        throw error;
+      }
+      if (!response.body) {
+        abort.unlink();
+        throw new ProviderError('upstream_error', { accepted: true, status: response.status });
+      }
+      const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream());
+      return cancellableStream(chunks, abort.abort, abort.unlink);
+    },
+  };
+}

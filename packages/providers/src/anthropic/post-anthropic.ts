@@ -1,0 +1,37 @@
+import { ProviderError } from '../provider';
+import { mapAnthropicError } from './map-anthropic-error';
+
+/** Where and how to reach the Messages API. */
+export interface AnthropicTransport {
+  url: string;
+  headers: Record<string, string>;
+  fetch: typeof globalThis.fetch;
+}
+
+/**
+ * POSTs a JSON body and returns the 200 response; any other outcome throws a mapped
+ * {@link ProviderError}. A connection failure is `upstream_unavailable` and not accepted; an abort
+ * by our own signal is rethrown as it is, because the client left and nothing failed upstream.
+ */
+export async function postAnthropic(transport: AnthropicTransport, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
+  let response: Response;
+  try {
+    response = await transport.fetch(transport.url, {
+      method: 'POST',
+      headers: transport.headers,
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ProviderError('upstream_unavailable', { accepted: false });
+  }
+  if (response.ok) return response;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await response.text());
+  } catch {
+    parsed = undefined;
+  }
+  throw mapAnthropicError(response.status, parsed, response.headers);
+}

@@ -1,0 +1,68 @@
+import type { ChatCompletion } from '@tollgate/core';
+import { createSseDecoder } from '@tollgate/sse';
+import { cancellableStream, linkAbort } from '../anthropic/link-abort';
+import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import type { GeminiResponse } from './gemini-api';
+import { geminiImages } from './gemini-images';
+import { createGeminiStream } from './gemini-stream';
+import { convertToGeminiRequest } from './convert-to-gemini-request';
+import { mapGeminiResponse } from './map-gemini-response';
+import { geminiUrl, postGemini, readGeminiJson, type GeminiTransport } from './post-gemini';
+
+/**
+ * An adapter for the Gemini API: chat (`generateContent`), chatStream
+ * (`streamGenerateContent?alt=sse`) and images (`generateContent` with IMAGE output), with
+ * OpenAI-shaped input and output. Errors are mapped as docs/providers.md describes.
+ * @example
+ * const provider = gemini({ apiKey: process.env.GEMINI_API_KEY });
+ * const reply = await provider.chat!(request, { upstream: 'gemini-2.5-flash' });
+ */
+export function gemini(settings: ProviderSettings = {}): Provider {
+  const transport: GeminiTransport = {
+    baseURL: (settings.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta').replace(/\/+$/, ''),
+    headers: { 'content-type': 'application/json', ...settings.headers, ...(settings.apiKey ? { 'x-goog-api-key': settings.apiKey } : {}) },
+    fetch: settings.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+  };
+
+  function body(request: ProviderChatRequest, options: CallOptions) {
+    const converted = convertToGeminiRequest(request, options.upstream);
+    // A request we cannot translate never left: another route may take it.
+    if (!converted.ok) throw new ProviderError('invalid_request', { accepted: false });
+    return converted.request;
+  }
+
+  return {
+    kind: 'gemini',
+    zeroDataRetention: settings.zeroDataRetention ?? false,
+    ...(settings.attest ? { attest: settings.attest } : {}),
+
+    async chat(request, options): Promise<ChatCompletion> {
+      const url = geminiUrl(transport, options.upstream, 'generateContent');
+      const response = await postGemini(transport, url, body(request, options), options.signal);
+      return mapGeminiResponse(await readGeminiJson<GeminiResponse>(response, options.signal));
+    },
+
+    async chatStream(request, options): Promise<ChatStream> {
+      const url = `${geminiUrl(transport, options.upstream, 'streamGenerateContent')}?alt=sse`;
+      const payload = body(request, options);
+      const abort = linkAbort(options.signal);
+      let response: Response;
+      try {
+        response = await postGemini(transport, url, payload, abort.signal);
+      } catch (error) {
+        abort.unlink();
+        throw error;
+      }
+      if (!response.body) {
+        abort.unlink();
+        throw new ProviderError('upstream_error', { accepted: true, status: response.status });
+      }
+      const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream());
+      return cancellableStream(chunks, abort.abort, abort.unlink);
+    },
+
+    images(request, options) {
+      return geminiImages(transport, request, options);
+    },
+  };
+}
