@@ -1,1 +1,3 @@
-export {};
+export { redisLimiter } from './redis-limiter';
+export type { RedisLimiterOptions } from './redis-limiter';
+export type { RedisLike } from './redis-like';

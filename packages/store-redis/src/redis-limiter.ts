@@ -1,0 +1,88 @@
+import type { AcquireResult, LimiterStore, RateLimit, RateResult, Semaphore } from '@tollgate/limiter';
+import { groupByHashTag } from './group-by-hash-tag';
+import type { RedisLike } from './redis-like';
+import { scriptRunner } from './script-runner';
+
+/** Options of {@link redisLimiter}. */
+export interface RedisLimiterOptions {
+  /** Prefix of every key (default `tollgate:`); it must not contain `{` or `}`. */
+  prefix?: string;
+  /** Extra life of keys past the moment their state lapses, against clock skew (default 5,000 ms). */
+  expirySlackMs?: number;
+}
+
+/**
+ * A `LimiterStore` on Redis, shared by every gateway instance: GCRA and leases as Lua scripts.
+ *
+ * Keys are `<prefix><limiter key>`, e.g. `tollgate:{acc_1}:rate:plan`: an account's keys share
+ * a hash tag, so one script updates them atomically, on Redis Cluster too. A call whose keys span
+ * several tags (an account and the service-wide `{$service}` keys) runs one script per tag in
+ * order; when a later tag refuses, the earlier ones are taken back (refund / release), so a
+ * refused request consumes nothing.
+ *
+ * @example
+ * import Redis from 'ioredis';
+ * const limiter = createLimiter({ store: redisLimiter(new Redis(process.env.REDIS_URL!)) });
+ */
+export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}): LimiterStore {
+  const prefix = options.prefix ?? 'tollgate:';
+  if (/[{}]/.test(prefix)) throw new TypeError('redisLimiter: the key prefix must not contain { or }');
+  const slack = options.expirySlackMs ?? 5_000;
+  const run = scriptRunner(redis);
+  const full = (key: string) => prefix + key;
+  const release = (keys: string[], leaseId: string) =>
+    Promise.all(groupByHashTag(keys).map((group) => run('release', group.map((i) => full(keys[i]!)), [leaseId])));
+
+  return {
+    async rate(limits: RateLimit[], now: number): Promise<RateResult> {
+      const admitted: number[][] = [];
+      for (const group of groupByHashTag(limits.map((limit) => limit.key))) {
+        const args: (string | number)[] = [String(now), slack];
+        for (const i of group) args.push(String(limits[i]!.intervalMs), limits[i]!.burst);
+        const [refused, wait] = (await run('rate', group.map((i) => full(limits[i]!.key)), args)) as [number, string?];
+        if (refused === 0) {
+          admitted.push(group);
+          continue;
+        }
+        // Compensation: the earlier slots were consumed by a request that is now refused.
+        await Promise.all(
+          admitted.map((done) =>
+            run('refund', done.map((i) => full(limits[i]!.key)), [String(now), slack, ...done.map((i) => String(limits[i]!.intervalMs))]),
+          ),
+        ).catch(() => {});
+        return { ok: false, index: group[refused - 1]!, retryAfterMs: Number(wait) };
+      }
+      return { ok: true };
+    },
+
+    async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {
+      const held: string[] = [];
+      for (const group of groupByHashTag(semaphores.map((semaphore) => semaphore.key))) {
+        const keys = group.map((i) => semaphores[i]!.key);
+        const args = [leaseId, String(now), ttlMs, slack, ...group.map((i) => semaphores[i]!.max)];
+        const refused = Number(await run('acquire', keys.map(full), args));
+        if (refused === 0) {
+          held.push(...keys);
+          continue;
+        }
+        if (held.length > 0) await release(held, leaseId).catch(() => {});
+        return { ok: false, index: group[refused - 1]! };
+      }
+      return { ok: true };
+    },
+
+    async extend(keys: string[], leaseId: string, ttlMs: number, now: number): Promise<void> {
+      await Promise.all(
+        groupByHashTag(keys).map((group) => run('extend', group.map((i) => full(keys[i]!)), [leaseId, String(now), ttlMs, slack])),
+      );
+    },
+
+    async release(keys: string[], leaseId: string): Promise<void> {
+      await release(keys, leaseId);
+    },
+
+    async inFlight(key: string, now: number): Promise<number> {
+      return Number(await run('inFlight', [full(key)], [String(now)]));
+    },
+  };
+}
