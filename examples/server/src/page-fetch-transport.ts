@@ -1,0 +1,108 @@
+import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { PageResolver, PageTransport } from '@tollgate/providers';
+
+/**
+ * DNS for the page fetcher: every A and AAAA address of a name, through the system resolver
+ * (`dns.promises.lookup` with `all: true`, so /etc/hosts counts too — and is checked too).
+ *
+ * @example
+ * createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() });
+ */
+export function nodeResolver(): PageResolver {
+  return async (hostname) => {
+    const results = await lookup(hostname, { all: true, verbatim: true });
+    return results.map((result) => result.address);
+  };
+}
+
+/** Statuses whose reply has no body (a web Response refuses one). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+function decoded(response: http.IncomingMessage): Readable {
+  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  // The fetcher's byte cap counts decoded bytes, so a compression bomb is cut like any large body.
+  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(zlib.createGunzip());
+  if (encoding === 'deflate') return response.pipe(zlib.createInflate());
+  if (encoding === 'br') return response.pipe(zlib.createBrotliDecompress());
+  return response;
+}
+
+function webHeaders(response: http.IncomingMessage, decodedBody: boolean): Headers {
+  const headers = new Headers();
+  const raw = response.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = (raw[index] as string).toLowerCase();
+    if (decodedBody && (name === 'content-encoding' || name === 'content-length')) continue;
+    try {
+      headers.append(name, raw[index + 1] as string);
+    } catch {
+      // A header a web Headers refuses (odd bytes) is dropped rather than failing the page.
+    }
+  }
+  return headers;
+}
+
+/**
+ * The page fetcher's transport on node:http / node:https: connects to the checked address
+ * itself (no second DNS lookup, so DNS rebinding cannot swap it), sends `Host` and TLS SNI (and
+ * verifies the certificate) for the URL's host name, uses no connection pool, decodes
+ * gzip/deflate/br, follows no redirect, and returns a web Response with a streamed body that the
+ * signal aborts.
+ *
+ * @example
+ * const fetcher = createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() });
+ */
+export function nodeTransport(): PageTransport {
+  return ({ url, address, signal, headers }) =>
+    new Promise<Response>((resolve, reject) => {
+      const family = isIP(address);
+      if (family === 0) {
+        reject(new TypeError('the transport takes an IP address'));
+        return;
+      }
+      // `host` is the address, so no lookup happens; the lookup below pins it should one happen.
+      const pinned: LookupFunction = (_hostname, options, callback) => {
+        if (options.all) callback(null, [{ address, family }]);
+        else callback(null, address, family);
+      };
+      const secure = url.protocol === 'https:';
+      const servername = isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 ? url.hostname : undefined;
+      const request = (secure ? https : http).request({
+        host: address,
+        family,
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: 'GET',
+        headers: { ...headers, host: url.host, 'accept-encoding': 'gzip, deflate, br', connection: 'close' },
+        lookup: pinned,
+        agent: false,
+        signal,
+        ...(secure ? { servername } : {}),
+      });
+      request.on('error', reject);
+      request.on('response', (response) => {
+        const status = response.statusCode ?? 0;
+        if (status < 200 || status > 599) {
+          response.destroy();
+          reject(new TypeError('the page answered with an invalid status'));
+          return;
+        }
+        if (NULL_BODY_STATUSES.has(status)) {
+          response.resume();
+          resolve(new Response(null, { status, headers: webHeaders(response, false) }));
+          return;
+        }
+        const stream = decoded(response);
+        const decodedBody = stream !== response;
+        if (decodedBody) response.on('error', (error) => stream.destroy(error));
+        const body = Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+        resolve(new Response(body, { status, headers: webHeaders(response, decodedBody) }));
+      });
+      request.end();
+    });
+}
