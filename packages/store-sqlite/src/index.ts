@@ -1,1 +1,2 @@
-export {};
+export { sqliteStore } from './sqlite-store';
+export type { SqliteStore } from './sqlite-store';

@@ -1,0 +1,71 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Entries are
+ * append-only (triggers refuse UPDATE and DELETE) and a trigger keeps `accounts.balance` equal to
+ * the sum of the account's entries, in the same transaction as every insert.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    plan TEXT NOT NULL,
+    state TEXT NOT NULL,
+    balance INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE keys (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    prefix TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  );
+  CREATE INDEX keys_account ON keys(account_id, seq);
+  CREATE TABLE entries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    micros INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('credit', 'charge')),
+    created_at INTEGER NOT NULL,
+    hold_id TEXT,
+    request_id TEXT,
+    meta TEXT
+  );
+  CREATE INDEX entries_account ON entries(account_id, seq);
+  CREATE TRIGGER entries_balance AFTER INSERT ON entries BEGIN
+    UPDATE accounts SET balance = balance + NEW.micros WHERE id = NEW.account_id;
+  END;
+  CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+  CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+  CREATE TABLE holds (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    micros INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    request_id TEXT,
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'expired', 'settled', 'released')),
+    charged INTEGER NOT NULL DEFAULT 0,
+    closed_at INTEGER
+  );
+  CREATE INDEX holds_open ON holds(account_id, state, expires_at);
+  CREATE INDEX holds_expiry ON holds(state, expires_at);
+  `,
+];
+
+/** Applies the migrations not yet applied, each in one IMMEDIATE transaction. */
+export function migrate(db: Database.Database): void {
+  for (let version = db.pragma('user_version', { simple: true }) as number; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      // Re-read under the write lock: another process may have migrated meanwhile.
+      if ((db.pragma('user_version', { simple: true }) as number) > version) return;
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}

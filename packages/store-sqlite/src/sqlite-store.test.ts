@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { hashKey } from '@tollgate/billing';
+import { runStoreCases } from '../../billing/src/store.case.test';
+import { sqliteStore } from './sqlite-store';
+
+/** Every row of every table, as text. */
+function dumpRows(path: string): string {
+  const db = new Database(path, { readonly: true });
+  try {
+    return ['accounts', 'keys', 'entries', 'holds'].map((table) => JSON.stringify(db.prepare(`SELECT * FROM ${table}`).all())).join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+runStoreCases('sqlite file', async ({ now }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+  const path = join(dir, 'tollgate.db');
+  const store = sqliteStore(path, { now });
+  return {
+    store,
+    // Rows, and the raw bytes of the database and its WAL: the secret must be nowhere.
+    dump: async () => [dumpRows(path), ...[path, `${path}-wal`].filter(existsSync).map((file) => readFileSync(file).toString('latin1'))].join('\n'),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+runStoreCases('sqlite :memory:', async ({ now }) => ({ store: sqliteStore(':memory:', { now }) }));
+
+describe('sqliteStore on a file', () => {
+  it('keeps balances, keys, entries and open holds across a restart; releaseAllHolds frees the holds', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'tollgate.db');
+    let time = 1_700_000_000_000;
+    const now = () => time;
+    try {
+      const first = sqliteStore(path, { now });
+      const account = await first.createAccount({ plan: 'pro' });
+      await first.addCredits(account.id, 2_000, { note: 'top-up' });
+      const { key, id: keyId } = await first.createKey(account.id, 'server');
+      const hold = await first.hold(account.id, { micros: 500, ttlMs: 900_000 });
+      const settled = await first.hold(account.id, { micros: 300, ttlMs: 900_000, requestId: 'req_1' });
+      if (!hold.ok || !settled.ok) throw new Error('hold refused');
+      await first.settle(settled.holdId, { micros: 250, meta: { model: 'fast' } });
+      const entries = await first.entries(account.id);
+      await first.close();
+      await first.close();
+
+      time += 1_000;
+      const second = sqliteStore(path, { now });
+      expect(await second.getAccount(account.id)).toEqual({ id: account.id, plan: 'pro', state: 'active' });
+      expect(await second.getBalance(account.id)).toEqual({ balance: 1_750, held: 500, available: 1_250 });
+      expect(await second.entries(account.id)).toEqual(entries);
+      expect(entries.map((entry) => entry.micros)).toEqual([-250, 2_000]);
+      expect((await second.findKey(await hashKey(key)))?.id).toBe(keyId);
+      expect(await second.releaseAllHolds()).toBe(1);
+      expect(await second.releaseAllHolds()).toBe(0);
+      expect(await second.getBalance(account.id)).toEqual({ balance: 1_750, held: 0, available: 1_750 });
+      // The dead process's request could still settle later: it is charged once.
+      expect(await second.settle(hold.holdId, { micros: 100 })).toEqual({ charged: 100, already: false });
+      expect(await second.settle(hold.holdId, { micros: 100 })).toEqual({ charged: 100, already: true });
+      expect((await second.getBalance(account.id)).balance).toBe(1_650);
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to rewrite or delete ledger entries', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'x.db');
+    try {
+      const fileStore = sqliteStore(path);
+      const other = await fileStore.createAccount({ plan: 'free' });
+      await fileStore.addCredits(other.id, 10);
+      const raw = new Database(path);
+      expect(() => raw.prepare('UPDATE entries SET micros = 1000').run()).toThrow('ledger entries are append-only');
+      expect(() => raw.prepare('DELETE FROM entries').run()).toThrow('ledger entries are append-only');
+      raw.close();
+      expect((await fileStore.getBalance(other.id)).balance).toBe(10);
+      await fileStore.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
