@@ -33,12 +33,14 @@ const contentPart = v.lazy((input: unknown) => {
   return typeof type === 'string' && !KNOWN_PARTS.has(type) ? otherPart : v.object({ type: v.string() });
 });
 
-const content = v.lazy((input: unknown) => {
-  if (input === undefined || input === null) return v.nullish(v.string());
-  if (typeof input === 'string') return v.string();
-  if (Array.isArray(input)) return v.array(contentPart);
-  return v.union([v.string(), v.array(v.unknown()), v.null_()]);
-});
+// Optional (absent means null): valibot treats a bare `lazy` member as required.
+const content = v.nullish(
+  v.lazy((input: unknown) => {
+    if (typeof input === 'string') return v.string();
+    if (Array.isArray(input)) return v.array(contentPart);
+    return v.union([v.string(), v.array(v.unknown()), v.null_()]);
+  }),
+);
 
 const plainMessage = v.object({ role: v.picklist(['system', 'developer', 'user']), content });
 const assistantMessage = v.object({

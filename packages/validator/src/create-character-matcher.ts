@@ -1,40 +1,35 @@
-/** Prompts are bucketed by this many leading characters, so a lookup costs a few map reads. */
-const BUCKET_CHARS = 16;
-
 /**
- * A test of whether a text opens with one of the app's character prompts. Leading whitespace is
- * ignored on both sides (a space in front must not hide a character); empty prompts are ignored.
- * Prompts of 16+ characters are bucketed by their first 16; shorter ones are looked up by length.
+ * A test of whether a text opens with one of the app's character prompts, in O(log n) string
+ * comparisons however many prompts share an opening ("You are ..."). Leading whitespace is ignored
+ * on both sides (a space in front must not hide a character); empty prompts are ignored.
+ *
+ * How: the prompts are sorted and every prompt that extends another is dropped (the shorter one
+ * already matches). In such a prefix-free sorted list, if some prompt opens the text it is the
+ * largest prompt that sorts at or before the text, so one binary search finds the only candidate.
  *
  * @example
  * const isCharacter = createCharacterMatcher(['You are Aria, a cheerful guide.']);
  * isCharacter('You are Aria, a cheerful guide. Be brief.'); // true
  */
 export function createCharacterMatcher(prompts: string[]): (text: string) => boolean {
-  const buckets = new Map<string, string[]>();
-  const short = new Map<number, Set<string>>();
-  for (const raw of prompts) {
-    const prompt = raw.trimStart();
-    if (prompt === '') continue;
-    if (prompt.length >= BUCKET_CHARS) {
-      const head = prompt.slice(0, BUCKET_CHARS);
-      const bucket = buckets.get(head);
-      if (bucket === undefined) buckets.set(head, [prompt]);
-      else bucket.push(prompt);
-    } else {
-      let set = short.get(prompt.length);
-      if (set === undefined) short.set(prompt.length, (set = new Set()));
-      set.add(prompt);
-    }
+  const sorted = [...new Set(prompts.map((prompt) => prompt.trimStart()).filter((prompt) => prompt !== ''))].sort();
+  const kept: string[] = [];
+  for (const prompt of sorted) {
+    const last = kept[kept.length - 1];
+    if (last === undefined || !prompt.startsWith(last)) kept.push(prompt);
   }
-  const shortLengths = [...short.keys()];
   return (raw: string): boolean => {
     const text = raw.trimStart();
-    for (const length of shortLengths) {
-      if (text.length >= length && short.get(length)?.has(text.slice(0, length))) return true;
+    let low = 0;
+    let high = kept.length - 1;
+    let candidate = -1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      if ((kept[middle] as string) <= text) {
+        candidate = middle;
+        low = middle + 1;
+      } else high = middle - 1;
     }
-    if (text.length < BUCKET_CHARS) return false;
-    const bucket = buckets.get(text.slice(0, BUCKET_CHARS));
-    return bucket !== undefined && bucket.some((prompt) => text.startsWith(prompt));
+    return candidate !== -1 && text.startsWith(kept[candidate] as string);
   };
 }

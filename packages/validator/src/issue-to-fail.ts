@@ -22,17 +22,22 @@ export function issuePath(issue: Issue): string {
 export function issueCode(issue: Issue): ErrorCode {
   const path = issue.path ?? [];
   const top = (path[0] as { key?: unknown } | undefined)?.key;
-  if (issue.type === 'strict_object') return 'invalid_parameter';
+  if (isUnknownField(issue)) return 'invalid_parameter';
   if (issue.kind === 'schema' || top === 'model') return 'invalid_request_body';
   if (typeof top === 'string' && OUTPUT_LIMIT_FIELDS.has(top)) return 'invalid_output_limit';
   if (top === 'messages' && path.length === 1 && issue.type === 'max_length') return 'too_many_messages';
   return 'invalid_parameter';
 }
 
+/** A member a strict object does not list (a missing member has the same issue type, expecting its key). */
+function isUnknownField(issue: Issue): boolean {
+  return issue.type === 'strict_object' && issue.expected === 'never';
+}
+
 /** The sentence of an issue: it always names the field. */
 function issueMessage(issue: Issue, code: ErrorCode): string {
   const field = issuePath(issue) || 'the body';
-  if (issue.type === 'strict_object') return `${field} is not a field of this endpoint.`;
+  if (isUnknownField(issue)) return `${field} is not a field of this endpoint.`;
   if (code === 'invalid_request_body') {
     if (issue.received === 'undefined') return `${field} is required.`;
     if (issue.type === 'custom') return `${field} ${issue.message}.`;

@@ -16,7 +16,7 @@ export type ParseFetchRequestResult = { ok: true; request: FetchRequest } | Fail
 
 // `url` is checked by hand: any wrong url, missing or of the wrong type, is invalid_parameter naming it.
 const fetchRequestSchema = v.strictObject({
-  url: v.unknown(),
+  url: v.optional(v.unknown()),
   format: v.nullish(oneOf(['markdown', 'text'])),
 });
 

@@ -54,6 +54,9 @@ function parseText(text: string, maxValues: number, maxDepth: number): ParseJson
   let inArray = false;
   let key = '';
   let values = 0;
+  // A repeated key is reported once the whole document proved to be JSON, so that a body with
+  // both problems is `invalid_request_body`, as JSON.parse would say.
+  let duplicate: string | undefined;
   let pos = skipSpace(text, 0);
   if (text.charCodeAt(pos) !== 0x7b) return fail('invalid_request_body', 'The request body must be a JSON object.');
 
@@ -67,9 +70,7 @@ function parseText(text: string, maxValues: number, maxDepth: number): ParseJson
     if (text.charCodeAt(pos) !== 0x22) return unexpected(pos);
     const read = strings.read(pos);
     if (read === undefined) return invalid(strings.error, pos);
-    if (Object.hasOwn(current as object, read)) {
-      return fail('duplicate_json_key', `A JSON object in the body repeats the key ${JSON.stringify(read)}.`);
-    }
+    if (duplicate === undefined && Object.hasOwn(current as object, read)) duplicate = read;
     key = read;
     pos = skipSpace(text, strings.end);
     if (text.charCodeAt(pos) !== 0x3a) return unexpected(pos);
@@ -85,7 +86,8 @@ function parseText(text: string, maxValues: number, maxDepth: number): ParseJson
     let value: unknown;
     const code = text.charCodeAt(pos);
     if (code === 0x7b || code === 0x5b) {
-      if (containers.length + 1 > maxDepth) {
+      // The open containers are the stack plus `current`.
+      if (containers.length + (current === undefined ? 1 : 2) > maxDepth) {
         return fail('request_too_complex', `The request body nests deeper than ${maxDepth} levels.`);
       }
       const opened: Container = code === 0x7b ? {} : [];
@@ -134,6 +136,9 @@ function parseText(text: string, maxValues: number, maxDepth: number): ParseJson
       if (current === undefined) {
         pos = skipSpace(text, pos);
         if (pos < length) return invalid('unexpected data after the JSON object', pos);
+        if (duplicate !== undefined) {
+          return fail('duplicate_json_key', `A JSON object in the body repeats the key ${JSON.stringify(duplicate)}.`);
+        }
         return { ok: true, value: value as Record<string, unknown> };
       }
       if (inArray) (current as unknown[]).push(value);

@@ -1,0 +1,82 @@
+import type { ModelConfig } from '@tollgate/core';
+import { describe, expect, it } from 'vitest';
+import { parseImageRequest } from './parse-image-request';
+import { resolveImageRequest } from './resolve-image-request';
+
+const PNG_2x1 = 'data:image/png;base64,' + btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00');
+const model: ModelConfig = { id: 'pix', type: 'image', max_reference_images: 2, resolutions: ['1k', '2k'], qualities: ['low', 'high'] };
+const body = (extra: Record<string, unknown> = {}) => ({ model: 'pix', prompt: 'a cat', ...extra });
+const codeOf = (input: Record<string, unknown>) => {
+  const result = parseImageRequest(input);
+  return result.ok ? 'ok' : result.code;
+};
+function resolve(input: Record<string, unknown>, config: ModelConfig = model) {
+  const parsed = parseImageRequest(input);
+  if (!parsed.ok) throw new Error(`${parsed.code}: ${parsed.message}`);
+  return resolveImageRequest(parsed.parsed, config);
+}
+
+describe('parseImageRequest', () => {
+  it('applies defaults: n 1, no references', () => {
+    expect(parseImageRequest(body({ response_format: 'b64_json' }))).toEqual({
+      ok: true, parsed: { model: 'pix', prompt: 'a cat', n: 1, reference_images: [] },
+    });
+  });
+
+  it('refuses unlisted fields with invalid_parameter naming the field', () => {
+    expect(parseImageRequest(body({ size: '1024x1024' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'size is not a field of this endpoint.' });
+    expect(codeOf(body({ user: 'u' }))).toBe('invalid_parameter');
+  });
+
+  it('gives invalid_request_body for wrong types and a missing model or prompt, before invalid_parameter', () => {
+    expect(parseImageRequest({ prompt: 'x' })).toEqual({ ok: false, code: 'invalid_request_body', message: 'model is required.' });
+    expect(codeOf({ model: 'pix' })).toBe('invalid_request_body');
+    expect(codeOf(body({ n: '2' }))).toBe('invalid_request_body');
+    expect(codeOf(body({ reference_images: 'data:' }))).toBe('invalid_request_body');
+    expect(codeOf(body({ n: '2', size: 'x' }))).toBe('invalid_request_body');
+  });
+
+  it('names the rule for n and the values for the enumerations', () => {
+    for (const n of [0, 5, 1.5]) {
+      expect(parseImageRequest(body({ n }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'n must be an integer from 1 to 4.' });
+    }
+    expect(parseImageRequest(body({ aspect_ratio: '5:4' }))).toEqual({
+      ok: false, code: 'invalid_parameter', message: 'aspect_ratio must be one of 1:1, 16:9, 9:16, 4:3, 3:4, 3:2, 2:3.',
+    });
+    expect(codeOf(body({ resolution: '4k' }))).toBe('invalid_parameter');
+    expect(parseImageRequest(body({ response_format: 'url' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'response_format must be one of b64_json.' });
+    expect(codeOf(body({ prompt: '' }))).toBe('invalid_parameter');
+  });
+});
+
+describe('resolveImageRequest', () => {
+  it('applies the model defaults', () => {
+    expect(resolve(body({ n: 4 }))).toEqual({ ok: true, request: { prompt: 'a cat', n: 4, aspect_ratio: '1:1', resolution: '1k', reference_images: [] } });
+    expect(resolve(body({ quality: 'high', resolution: '2k', aspect_ratio: '16:9' }))).toEqual({
+      ok: true, request: { prompt: 'a cat', n: 1, aspect_ratio: '16:9', resolution: '2k', quality: 'high', reference_images: [] },
+    });
+  });
+
+  it('defaults the aspect ratio to the one nearest the first reference image', () => {
+    expect(resolve(body({ reference_images: [PNG_2x1] }))).toMatchObject({ ok: true, request: { aspect_ratio: '16:9' } });
+  });
+
+  it('gives remote_media for a linked reference image, before the model checks', () => {
+    expect(resolve(body({ reference_images: ['https://x/a.png', 'a', 'b'] }))).toEqual({
+      ok: false, code: 'remote_media', message: 'reference_images[0] links a URL; reference images must be inline data: URLs.',
+    });
+  });
+
+  it('checks references, resolution and quality against the model', () => {
+    const plain: ModelConfig = { id: 'plain', type: 'image' };
+    expect(resolve(body({ reference_images: [PNG_2x1] }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'reference_images is not taken by the model plain.' });
+    expect(resolve(body({ reference_images: [PNG_2x1, PNG_2x1, PNG_2x1] }))).toMatchObject({ ok: false, code: 'invalid_parameter' });
+    expect(resolve(body({ reference_images: ['data:image/gif;base64,AAAA'] }))).toEqual({
+      ok: false, code: 'invalid_parameter', message: 'reference_images[0] must be a base64 data URL of a PNG, JPEG or WebP image.',
+    });
+    expect(resolve(body({ reference_images: ['data:image/png;base64,A A'] }))).toMatchObject({ ok: false, code: 'invalid_parameter' });
+    expect(resolve(body({ resolution: '2k' }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'resolution must be one of 1k for the model plain.' });
+    expect(resolve(body({ quality: 'high' }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'quality is not a setting of the model plain.' });
+    expect(resolve(body({ quality: 'medium' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'quality must be one of low, high for the model pix.' });
+  });
+});
