@@ -1,1 +1,10 @@
-export {};
+export { fakeOpenAI } from './fake-openai';
+export type { FakeOpenAIOptions, FakeUpstream, RecordedRequest } from './fake-openai';
+export { openaiErrorBody, openaiErrorResponse } from './openai-error';
+export type { OpenAIErrorOptions } from './openai-error';
+export { countWords, splitWords } from './openai-reply';
+export type { FakeChatRequest, FakeToolCall } from './openai-reply';
+export { connectionRefused, connectionTerminated, createFaultQueue } from '../fault';
+export type { Fault, FaultPlan, FaultQueue } from '../fault';
+export { faultStream } from '../fault-stream';
+export type { FaultStreamOptions } from '../fault-stream';

@@ -1,0 +1,195 @@
+import { randomBase62 } from '@tollgate/core';
+import { createObfuscator } from '@tollgate/sse';
+import * as images from '../images/index';
+import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
+import { faultStream } from '../fault-stream';
+import { openaiErrorBody, openaiErrorResponse } from './openai-error';
+import { countPromptTokens, generate, type FakeChatRequest, type FakeToolCall } from './openai-reply';
+import { completionBody, streamEvents } from './openai-wire';
+
+/** Options of {@link fakeOpenAI}. */
+export interface FakeOpenAIOptions {
+  /** The reply text, or a function of the request; default a fixed sentence of 8 words. */
+  reply?: string | ((request: FakeChatRequest) => string);
+  /** Tool calls returned when the request offers tools (and tool_choice is not `none`). */
+  toolCalls?: FakeToolCall[] | ((request: FakeChatRequest) => FakeToolCall[] | undefined);
+  /** Faults: a list used one per request in order, or a function asked on every request. */
+  faults?: FaultPlan;
+  /** Delay before the reply's headers, in milliseconds. */
+  latencyMs?: number;
+  /** When set, requests with another bearer key get 401 `invalid_api_key`. */
+  apiKey?: string;
+  /** Model names of `/v1/models`; when set, other models get 404 `model_not_found`. */
+  models?: string[];
+  /** Prompt tokens above this get 400 `context_length_exceeded`. */
+  contextTokens?: number;
+  /** Clock in milliseconds for `created`; default `Date.now`. */
+  now?: () => number;
+  /** Waits for latency and `drip` faults; default a real timer. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** A request the fake received. */
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body; undefined when there was none or it was not JSON. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary fields of it
+  body: any;
+}
+
+/** A fake upstream, in-process. */
+export interface FakeUpstream {
+  /** In-process transport: `fetch('http://fake/v1/chat/completions', init)`. */
+  fetch: typeof globalThis.fetch;
+  /** What arrived, in order. */
+  requests: RecordedRequest[];
+  /** Response bodies still open (not read to the end, errored or cancelled): 0 means no leak. */
+  readonly open: number;
+  /** Replaces the fault plan. */
+  setFaults(faults: FaultPlan): void;
+  /** The same as `fetch`, on a `Request`. */
+  handle(request: Request): Promise<Response>;
+}
+
+const DEFAULT_REPLY = 'Hello! This is the fake upstream speaking.';
+const DEFAULT_MODELS = ['gpt-4o-mini', 'gpt-4o'];
+
+type ImagesHandler = (request: Request) => Promise<Response>;
+
+/**
+ * A wire-accurate fake of OpenAI's chat completions API: replies, SSE streams with usage, tool
+ * calls, OpenAI's error bodies, and injected faults. Tokens are words, so usage is predictable.
+ *
+ * @example
+ * const upstream = fakeOpenAI({ reply: 'Hi there', faults: [{ kind: 'cut', afterChunks: 2 }] });
+ * const provider = openaiCompatible({ baseURL: 'http://fake/v1', apiKey: 'k', fetch: upstream.fetch });
+ */
+export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
+  const faults = createFaultQueue(options.faults);
+  const now = options.now ?? Date.now;
+  const wait = options.sleep ?? sleep;
+  const obfuscation = createObfuscator();
+  const requests: RecordedRequest[] = [];
+  let open = 0;
+  const bodyOpened = () => {
+    open++;
+    return () => void open--;
+  };
+
+  async function handle(request: Request): Promise<Response> {
+    const fault = faults.next();
+    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
+    const url = new URL(request.url);
+    const imagesHandler = (images as unknown as Record<string, unknown>).fakeImagesHandler as ImagesHandler | undefined;
+    const isImages = url.pathname.endsWith('/images/generations');
+    const text = await request.clone().text();
+    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJson(text) });
+    if (options.latencyMs) await wait(options.latencyMs, request.signal);
+    if (options.apiKey !== undefined) {
+      const auth = request.headers.get('authorization');
+      if (!auth) return openaiErrorResponse(401, { code: null, message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)." });
+      if (auth !== `Bearer ${options.apiKey}`) return openaiErrorResponse(401);
+    }
+    if (fault?.kind === 'status') return statusFault(fault);
+
+    if (url.pathname.endsWith('/models') && request.method === 'GET') return models();
+    if (url.pathname.endsWith('/chat/completions') && request.method === 'POST') return chat(request, text, fault);
+    if (isImages && request.method === 'POST') {
+      if (imagesHandler) return imagesHandler(request);
+      return new Response('Not Found', { status: 404 });
+    }
+    return openaiErrorResponse(404, { code: null, message: `Invalid URL (${request.method} ${url.pathname})` });
+  }
+
+  function statusFault(fault: Extract<Fault, { kind: 'status' }>): Response {
+    const { status, code, message, retryAfter, body } = fault;
+    return openaiErrorResponse(status, { code, message, retryAfter, body });
+  }
+
+  function models(): Response {
+    const data = (options.models ?? DEFAULT_MODELS).map((id) => ({ id, object: 'model', created: 1686935002, owned_by: 'openai' }));
+    return Response.json({ object: 'list', data });
+  }
+
+  function chat(request: Request, text: string, fault: Fault | undefined): Response {
+    const body = parseJson(text) as FakeChatRequest | undefined;
+    if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return openaiErrorResponse(400, { code: null, message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)" });
+    }
+    if (typeof body.model !== 'string') return openaiErrorResponse(400, { code: null, message: 'you must provide a model parameter' });
+    if (!Array.isArray(body.messages)) return openaiErrorResponse(400, { code: 'missing_required_parameter', param: 'messages', message: "Missing required parameter: 'messages'." });
+    if (options.models && !options.models.includes(body.model)) {
+      return openaiErrorResponse(404, { code: 'model_not_found', message: `The model \`${body.model}\` does not exist or you do not have access to it.` });
+    }
+    if (options.contextTokens !== undefined && countPromptTokens(body) > options.contextTokens) {
+      return openaiErrorResponse(400, {
+        code: 'context_length_exceeded',
+        message: `This model's maximum context length is ${options.contextTokens} tokens. However, your messages resulted in ${countPromptTokens(body)} tokens. Please reduce the length of the messages.`,
+      });
+    }
+    const replyText = typeof options.reply === 'function' ? options.reply(body) : (options.reply ?? DEFAULT_REPLY);
+    const toolCalls = typeof options.toolCalls === 'function' ? options.toolCalls(body) : options.toolCalls;
+    const generation = generate(body, replyText, toolCalls, () => `call_${randomBase62(24)}`);
+    const meta = { id: `chatcmpl-${randomBase62(29)}`, created: Math.floor(now() / 1000), model: body.model };
+    const headers = { 'x-request-id': `req_${randomBase62(24)}`, 'openai-processing-ms': '1' };
+    const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; include_obfuscation?: boolean };
+    const events = body.stream === true
+      ? streamEvents(generation, meta, {
+          includeUsage: streamOptions.include_usage === true,
+          obfuscation: streamOptions.include_obfuscation === false ? undefined : obfuscation,
+        })
+      : [completionBody(generation, meta)];
+    const stream = faultStream(events, {
+      fault,
+      signal: request.signal,
+      malformed: body.stream === true ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{\n\n' : '{"id":"chatcmpl-broken","choices":[',
+      errorEvent: (f) => `data: ${openaiErrorBody(f.status ?? 500, { code: f.code, message: f.message })}\n\n`,
+      onClose: bodyOpened(),
+      sleep: wait,
+    });
+    const contentType = body.stream === true ? 'text/event-stream; charset=utf-8' : 'application/json';
+    return new Response(stream, { status: 200, headers: { 'content-type': contentType, ...headers } });
+  }
+
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    if (request.signal.aborted) throw request.signal.reason;
+    // A real fetch rejects as soon as its signal aborts, even while the server is still thinking.
+    return await new Promise<Response>((resolve, reject) => {
+      const onAbort = () => reject(request.signal.reason);
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      handle(request).then(
+        (response) => {
+          request.signal.removeEventListener('abort', onAbort);
+          resolve(response);
+        },
+        (error: unknown) => {
+          request.signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }) as typeof globalThis.fetch;
+
+  return {
+    fetch,
+    requests,
+    get open() {
+      return open;
+    },
+    setFaults: (plan) => faults.set(plan),
+    handle,
+  };
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined || text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
