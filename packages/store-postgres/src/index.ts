@@ -1,1 +1,2 @@
-export {};
+export { postgresStore } from './postgres-store';
+export type { PostgresStore, PostgresStoreOptions } from './postgres-store';

@@ -1,0 +1,86 @@
+import type { Sql } from 'postgres';
+
+/** Any fixed number: the advisory lock that serialises migrations across instances. */
+const MIGRATION_LOCK = 7_346_120_501;
+
+/**
+ * Schema migrations, applied in order and recorded in `tollgate_migrations`. Entries are
+ * append-only (a trigger refuses UPDATE and DELETE) and a trigger adds every entry to
+ * `tollgate_accounts.balance` in the inserting transaction, so balance = sum of entries always.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE tollgate_accounts (
+    id text PRIMARY KEY,
+    plan text NOT NULL,
+    state text NOT NULL,
+    balance bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL
+  );
+  CREATE TABLE tollgate_keys (
+    seq bigserial NOT NULL,
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES tollgate_accounts(id),
+    name text NOT NULL,
+    hash text NOT NULL UNIQUE,
+    prefix text NOT NULL,
+    created_at bigint NOT NULL,
+    revoked_at bigint
+  );
+  CREATE INDEX tollgate_keys_account ON tollgate_keys (account_id, seq);
+  CREATE TABLE tollgate_entries (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    account_id text NOT NULL REFERENCES tollgate_accounts(id),
+    micros bigint NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('credit', 'charge')),
+    created_at bigint NOT NULL,
+    hold_id text,
+    request_id text,
+    meta jsonb
+  );
+  CREATE INDEX tollgate_entries_account ON tollgate_entries (account_id, seq);
+  CREATE TABLE tollgate_holds (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES tollgate_accounts(id),
+    micros bigint NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    request_id text,
+    state text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'expired', 'settled', 'released')),
+    charged bigint NOT NULL DEFAULT 0,
+    closed_at bigint
+  );
+  CREATE INDEX tollgate_holds_open ON tollgate_holds (account_id, expires_at) WHERE state = 'open';
+  CREATE INDEX tollgate_holds_expiry ON tollgate_holds (expires_at) WHERE state = 'open';
+  CREATE FUNCTION tollgate_entries_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE tollgate_accounts SET balance = balance + NEW.micros WHERE id = NEW.account_id;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER tollgate_entries_balance AFTER INSERT ON tollgate_entries
+    FOR EACH ROW EXECUTE FUNCTION tollgate_entries_apply();
+  CREATE FUNCTION tollgate_entries_frozen() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'ledger entries are append-only';
+  END $$;
+  CREATE TRIGGER tollgate_entries_append_only BEFORE UPDATE OR DELETE ON tollgate_entries
+    FOR EACH ROW EXECUTE FUNCTION tollgate_entries_frozen();
+  `,
+];
+
+/**
+ * Applies the migrations not yet applied, in one transaction under an advisory lock, so that two
+ * instances starting at once neither race nor fail; running it again changes nothing.
+ */
+export async function migrate(sql: Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS tollgate_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+    const [row] = await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM tollgate_migrations`;
+    for (let version = row?.version ?? 0; version < MIGRATIONS.length; version++) {
+      await tx.unsafe(MIGRATIONS[version]!);
+      await tx`INSERT INTO tollgate_migrations (version) VALUES (${version + 1})`;
+    }
+  });
+}

@@ -1,0 +1,215 @@
+import postgres from 'postgres';
+import type { Account, AccountState, Plan } from '@tollgate/core';
+import {
+  assertHoldInput,
+  assertMicros,
+  decideHold,
+  generateKey,
+  hashKey,
+  keyPrefix,
+  newAccountId,
+  newEntryId,
+  newHoldId,
+  newKeyId,
+  type KeyInfo,
+  type LedgerEntry,
+  type SettleResult,
+  type Store,
+  type StoreOptions,
+} from '@tollgate/billing';
+import { migrate } from './postgres-schema';
+
+/** The PostgreSQL store: a Store with `close` and `releaseExpired` always present. */
+export type PostgresStore = Store & { close(): Promise<void>; releaseExpired(): Promise<number> };
+
+/** Options of `postgresStore`. */
+export interface PostgresStoreOptions extends StoreOptions {
+  /** Most connections in the pool (default 10). */
+  max?: number;
+}
+
+type Int = string | number | bigint;
+
+/**
+ * Directory + Ledger on PostgreSQL (the `postgres` driver), for several gateway instances sharing
+ * one database. Migrations run at startup and every method awaits them. `hold` runs under a row
+ * lock on the account (SELECT ... FOR UPDATE); settle and release close a hold with one
+ * conditional UPDATE, so a retried settle never charges twice. Times come from the injected clock.
+ *
+ * @example
+ * const store = postgresStore(process.env.DATABASE_URL!);
+ * const account = await store.createAccount({ plan: 'plus' });
+ */
+export function postgresStore(url: string, options: PostgresStoreOptions = {}): PostgresStore {
+  const now = options.now ?? Date.now;
+  const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {} });
+  const migrated = migrate(sql);
+  // Reported by the first method that awaits it, not as an unhandled rejection.
+  migrated.catch(() => {});
+
+  const account = async (tx: postgres.Sql | postgres.TransactionSql, accountId: string, lock = false) => {
+    const rows = lock
+      ? await tx<{ id: string; plan: Plan; state: AccountState; balance: Int }[]>`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId} FOR UPDATE`
+      : await tx<{ id: string; plan: Plan; state: AccountState; balance: Int }[]>`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId}`;
+    const row = rows[0];
+    if (row === undefined) throw new Error(`unknown account ${accountId}`);
+    return row;
+  };
+  const balanceOf = async (tx: postgres.Sql | postgres.TransactionSql, accountId: string) => {
+    const [row] = await tx<{ balance: Int; held: Int }[]>`
+      SELECT a.balance, (SELECT coalesce(sum(h.micros), 0) FROM tollgate_holds h
+                         WHERE h.account_id = a.id AND h.state = 'open' AND h.expires_at > ${now()}) AS held
+      FROM tollgate_accounts a WHERE a.id = ${accountId}`;
+    if (row === undefined) throw new Error(`unknown account ${accountId}`);
+    const balance = toNumber(row.balance);
+    const held = toNumber(row.held);
+    return { balance, held, available: balance - held };
+  };
+  const update = async (accountId: string, change: 'plan' | 'state', value: string): Promise<Account> => {
+    await migrated;
+    const rows = change === 'plan'
+      ? await sql<{ id: string; plan: Plan; state: AccountState }[]>`UPDATE tollgate_accounts SET plan = ${value} WHERE id = ${accountId} RETURNING id, plan, state`
+      : await sql<{ id: string; plan: Plan; state: AccountState }[]>`UPDATE tollgate_accounts SET state = ${value} WHERE id = ${accountId} RETURNING id, plan, state`;
+    const row = rows[0];
+    if (row === undefined) throw new Error(`unknown account ${accountId}`);
+    return { id: row.id, plan: row.plan, state: row.state };
+  };
+  const close = async (holdId: string, charge: Parameters<Store['settle']>[1] | undefined): Promise<SettleResult> => {
+    await migrated;
+    return sql.begin(async (tx) => {
+      const at = now();
+      const state = charge === undefined ? 'released' : 'settled';
+      const charged = charge?.micros ?? 0;
+      // Only one caller can move a hold out of open/expired: the row lock makes the others see it closed.
+      const [row] = await tx<{ account_id: string; request_id: string | null }[]>`
+        UPDATE tollgate_holds SET state = ${state}, charged = ${charged}, closed_at = ${at}
+        WHERE id = ${holdId} AND state IN ('open', 'expired') RETURNING account_id, request_id`;
+      if (row === undefined) {
+        const [existing] = await tx<{ charged: Int }[]>`SELECT charged FROM tollgate_holds WHERE id = ${holdId}`;
+        if (existing === undefined) throw new Error(`unknown hold ${holdId}`);
+        return { charged: toNumber(existing.charged), already: true };
+      }
+      if (charge !== undefined) {
+        const meta = charge.meta === undefined ? null : tx.json(charge.meta as postgres.JSONValue);
+        await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta)
+          VALUES (${newEntryId()}, ${row.account_id}, ${charged === 0 ? 0 : -charged}, 'charge', ${at}, ${holdId},
+                  ${charge.requestId ?? row.request_id}, ${meta}::jsonb)`;
+      }
+      return { charged, already: false };
+    });
+  };
+
+  return {
+    async createAccount(input) {
+      await migrated;
+      const id = input.id ?? newAccountId();
+      await sql`INSERT INTO tollgate_accounts (id, plan, state, created_at) VALUES (${id}, ${input.plan}, 'active', ${now()})`;
+      return { id, plan: input.plan, state: 'active' };
+    },
+    async getAccount(accountId) {
+      await migrated;
+      const [row] = await sql<{ id: string; plan: Plan; state: AccountState }[]>`SELECT id, plan, state FROM tollgate_accounts WHERE id = ${accountId}`;
+      return row === undefined ? undefined : { id: row.id, plan: row.plan, state: row.state };
+    },
+    setAccountState: (accountId, state) => update(accountId, 'state', state),
+    setPlan: (accountId, plan) => update(accountId, 'plan', plan),
+    async createKey(accountId, name) {
+      await migrated;
+      const key = generateKey();
+      const id = newKeyId();
+      // The foreign key refuses an unknown account.
+      await sql`INSERT INTO tollgate_keys (id, account_id, name, hash, prefix, created_at)
+        VALUES (${id}, ${accountId}, ${name}, ${await hashKey(key)}, ${keyPrefix(key)}, ${now()})`;
+      return { id, name, key };
+    },
+    async listKeys(accountId) {
+      await migrated;
+      const rows = await sql<{ id: string; name: string; account_id: string; prefix: string; created_at: Int; revoked_at: Int | null }[]>`
+        SELECT id, name, account_id, prefix, created_at, revoked_at FROM tollgate_keys WHERE account_id = ${accountId} ORDER BY seq`;
+      return rows.map((row): KeyInfo => {
+        const info: KeyInfo = { id: row.id, name: row.name, accountId: row.account_id, prefix: row.prefix, createdAt: toNumber(row.created_at) };
+        if (row.revoked_at !== null) info.revokedAt = toNumber(row.revoked_at);
+        return info;
+      });
+    },
+    async revokeKey(keyId) {
+      await migrated;
+      const rows = await sql`UPDATE tollgate_keys SET revoked_at = coalesce(revoked_at, ${now()}) WHERE id = ${keyId} RETURNING id`;
+      if (rows.length === 0) throw new Error(`unknown key ${keyId}`);
+    },
+    async findKey(keyHash) {
+      await migrated;
+      const [row] = await sql<{ id: string; name: string; account_id: string; plan: Plan; state: AccountState }[]>`
+        SELECT k.id, k.name, k.account_id, a.plan, a.state FROM tollgate_keys k JOIN tollgate_accounts a ON a.id = k.account_id
+        WHERE k.hash = ${keyHash} AND k.revoked_at IS NULL`;
+      return row === undefined ? undefined : { id: row.id, name: row.name, account: { id: row.account_id, plan: row.plan, state: row.state } };
+    },
+    async addCredits(accountId, micros, meta) {
+      assertMicros('credits', micros);
+      if (micros === 0) throw new RangeError('credits must be positive');
+      await migrated;
+      return sql.begin(async (tx) => {
+        await account(tx, accountId);
+        await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, meta)
+          VALUES (${newEntryId()}, ${accountId}, ${micros}, 'credit', ${now()}, ${meta === undefined ? null : tx.json(meta as postgres.JSONValue)}::jsonb)`;
+        return balanceOf(tx, accountId);
+      });
+    },
+    async getBalance(accountId) {
+      await migrated;
+      return balanceOf(sql, accountId);
+    },
+    async hold(accountId, input) {
+      assertHoldInput(input);
+      await migrated;
+      return sql.begin(async (tx) => {
+        // The account row lock serialises holds (and balance changes) of one account across instances;
+        // the sum below is a new statement, so it sees every hold committed before the lock was granted.
+        const { balance } = await account(tx, accountId, true);
+        const at = now();
+        const [row] = await tx<{ held: Int }[]>`SELECT coalesce(sum(micros), 0) AS held FROM tollgate_holds
+          WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
+        const decision = decideHold(toNumber(balance), toNumber(row!.held), input);
+        if (!decision.ok) return { ok: false as const, code: 'insufficient_balance' as const, available: decision.available };
+        const id = newHoldId();
+        await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id)
+          VALUES (${id}, ${accountId}, ${decision.micros}, ${at}, ${at + input.ttlMs}, ${input.requestId ?? null})`;
+        return { ok: true as const, holdId: id, micros: decision.micros };
+      });
+    },
+    async settle(holdId, input) {
+      assertMicros('settle micros', input.micros);
+      return close(holdId, input);
+    },
+    release: (holdId) => close(holdId, undefined),
+    async entries(accountId, options = {}) {
+      await migrated;
+      const rows = await sql<{ id: string; account_id: string; micros: Int; kind: 'credit' | 'charge'; created_at: Int; hold_id: string | null; request_id: string | null; meta: Record<string, unknown> | null }[]>`
+        SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM tollgate_entries
+        WHERE account_id = ${accountId} ORDER BY seq DESC LIMIT ${options.limit ?? null}`;
+      return rows.map((row) => {
+        const entry: LedgerEntry = { id: row.id, accountId: row.account_id, micros: toNumber(row.micros), kind: row.kind, createdAt: toNumber(row.created_at) };
+        if (row.hold_id !== null) entry.holdId = row.hold_id;
+        if (row.request_id !== null) entry.requestId = row.request_id;
+        if (row.meta !== null) entry.meta = row.meta;
+        return entry;
+      });
+    },
+    async releaseExpired() {
+      await migrated;
+      const result = await sql`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${now()}`;
+      return result.count;
+    },
+    async close() {
+      await migrated.catch(() => {});
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/** A bigint column as a JS number; amounts are safe integers by construction, and checked here. */
+function toNumber(value: Int): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new RangeError(`database value ${String(value)} is not a safe integer`);
+  return number;
+}
