@@ -70,7 +70,7 @@ export function anthropic(settings: ProviderSettings = {}): Provider {
         throw new ProviderError('upstream_error', { accepted: true, status: response.status });
       }
       const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream());
-      return cancellableStream(chunks, abort.abort, abort.unlink);
+      return cancellableStream(chunks, abort);
     },
   };
 }

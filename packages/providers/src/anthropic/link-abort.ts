@@ -1,3 +1,5 @@
+import { ProviderError } from '../provider';
+
 /** An abort controller that follows a caller's signal, and a way to stop following it. */
 export interface LinkedAbort {
   signal: AbortSignal;
@@ -23,10 +25,13 @@ export function linkAbort(outer: AbortSignal | undefined): LinkedAbort {
 }
 
 /**
- * Wraps a stream so that cancelling it also runs `onCancel` (abort the upstream fetch), and
- * `onEnd` runs once however it ends. Pull-based: backpressure reaches the upstream body.
+ * Wraps an upstream stream so that cancelling it aborts the upstream fetch (`abort`) and the link
+ * to the caller's signal is dropped once it ends however it ends. A body that fails while read
+ * (connection dropped) errors as `upstream_error`; an abort stays an abort. Pull-based:
+ * backpressure reaches the upstream body.
  */
-export function cancellableStream<T>(source: ReadableStream<T>, onCancel: () => void, onEnd: () => void): ReadableStream<T> {
+export function cancellableStream<T>(source: ReadableStream<T>, abort: LinkedAbort): ReadableStream<T> {
+  const onEnd = abort.unlink;
   const reader = source.getReader();
   let ended = false;
   const end = () => {
@@ -45,11 +50,12 @@ export function cancellableStream<T>(source: ReadableStream<T>, onCancel: () => 
         } else controller.enqueue(value);
       } catch (error) {
         end();
-        controller.error(error);
+        const upstreamFailed = !abort.signal.aborted && !(error instanceof ProviderError);
+        controller.error(upstreamFailed ? new ProviderError('upstream_error', { accepted: true }) : error);
       }
     },
     async cancel(reason) {
-      onCancel();
+      abort.abort();
       end();
       await reader.cancel(reason).catch(() => undefined);
     },

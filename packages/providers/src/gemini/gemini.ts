@@ -58,7 +58,7 @@ export function gemini(settings: ProviderSettings = {}): Provider {
         throw new ProviderError('upstream_error', { accepted: true, status: response.status });
       }
       const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream());
-      return cancellableStream(chunks, abort.abort, abort.unlink);
+      return cancellableStream(chunks, abort);
     },
 
     images(request, options) {

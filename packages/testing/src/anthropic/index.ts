@@ -1,1 +1,5 @@
-export {};
+export { fakeAnthropic } from './fake-anthropic';
+export type { FakeAnthropicOptions } from './fake-anthropic';
+export { anthropicErrorResponse } from './anthropic-error-response';
+export { validateAnthropicRequest } from './validate-anthropic-request';
+export type { AnthropicWireRequest, ValidateAnthropicResult } from './validate-anthropic-request';

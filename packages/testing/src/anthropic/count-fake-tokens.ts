@@ -1,0 +1,22 @@
+import { countWords } from '../openai/openai-reply';
+
+/** Tokens a fake charges for one image or document, whatever its size. */
+export const FAKE_MEDIA_TOKENS = 100;
+
+/**
+ * Tokens of a JSON value with the fakes' tokenizer (one token per word): the words of every
+ * string in it, and {@link FAKE_MEDIA_TOKENS} for each object `isMedia` recognises (its base64
+ * payload is not words). Shared by the Anthropic and Gemini fakes.
+ * @example
+ * countFakeJsonTokens({ text: 'two words' }, () => false); // 2
+ */
+export function countFakeJsonTokens(value: unknown, isMedia: (node: Record<string, unknown>) => boolean): number {
+  if (typeof value === 'string') return countWords(value);
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + countFakeJsonTokens(item, isMedia), 0);
+  if (typeof value !== 'object' || value === null) return 0;
+  const node = value as Record<string, unknown>;
+  if (isMedia(node)) return FAKE_MEDIA_TOKENS;
+  let sum = 0;
+  for (const item of Object.values(node)) sum += countFakeJsonTokens(item, isMedia);
+  return sum;
+}
