@@ -1,1 +1,2 @@
-export {};
+export { searxng } from './searxng';
+export { brave } from './brave';
