@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
@@ -87,4 +89,23 @@ describe('sqliteStore on a file', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('never holds more than the balance when several processes hold at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'shared.db');
+    try {
+      const store = sqliteStore(path);
+      const account = await store.createAccount({ plan: 'free' });
+      await store.addCredits(account.id, 1_000);
+      const worker = new URL('./sqlite-hold-worker.ts', import.meta.url).pathname;
+      const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', worker, path, account.id, '80', '7'], { cwd: process.cwd() });
+      const outputs = await Promise.all([run(), run(), run()]);
+      const held = outputs.reduce((sum, output) => sum + (JSON.parse(output.stdout) as { held: number }).held, 0);
+      expect(held).toBe(994);
+      expect(await store.getBalance(account.id)).toEqual({ balance: 1_000, held: 994, available: 6 });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
