@@ -93,6 +93,8 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
     const { held } = sql.held.get(accountId, now())!;
     return { balance, held, available: balance - held };
   };
+  // One read transaction: the balance and the holds come from the same snapshot.
+  const readBalance = db.transaction((accountId: string) => balanceOf(accountId));
   const update = db.transaction((accountId: string, change: { plan?: Plan; state?: AccountState }): Account => {
     account(accountId);
     if (change.state !== undefined) sql.setState.run(change.state, accountId);
@@ -172,7 +174,7 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
       return credit.immediate(accountId, micros, meta === undefined ? null : JSON.stringify(meta));
     },
     async getBalance(accountId) {
-      return db.transaction(() => balanceOf(accountId))();
+      return readBalance(accountId);
     },
     async hold(accountId, input) {
       assertHoldInput(input);
