@@ -1,1 +1,2 @@
-export {};
+export { openaiCompatible } from './openai-compatible';
+export { mapOpenAIError } from './map-openai-error';
