@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { projects } from './vitest.workspace';
+import { projects } from './vitest.workspace.ts';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 

@@ -1,0 +1,52 @@
+import { GatewayError, type AccountState, type ErrorCode } from '@tollgate/core';
+import { hashKey, isServiceKey, type Store } from '@tollgate/billing';
+import type { AppPrincipal, Principal } from './gateway-options';
+
+const STATE_CODES: Record<Exclude<AccountState, 'active'>, ErrorCode> = {
+  disabled: 'account_disabled',
+  deleted: 'account_deleted',
+  under_18: 'account_under_18',
+};
+
+/** The outcome of authentication: a principal, or the 401/403 to answer. */
+export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: GatewayError };
+
+/**
+ * Authenticates a request per spec Authentication 1–5. No cache: a revoked key or a changed
+ * account state takes effect at the very next request, on every instance.
+ */
+export async function authenticate(
+  request: Request,
+  store: Store,
+  appAuthenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>,
+): Promise<AuthResult> {
+  const header = request.headers.get('authorization');
+  if (header === null || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ') return fail('invalid_api_key');
+  const token = header.slice(7).trim();
+  if (token.length === 0) return fail('invalid_api_key');
+  if (token.startsWith('sk_')) {
+    if (!isServiceKey(token)) return fail('invalid_api_key');
+    const found = await store.findKey(await hashKey(token));
+    if (!found) return fail('invalid_api_key');
+    return withState({ account: found.account, funding: 'credits', keyId: found.id, app: false });
+  }
+  if (appAuthenticate) {
+    const app = await appAuthenticate(token, request);
+    if (app) {
+      const account = await store.getAccount(app.accountId);
+      if (!account) return fail('invalid_token');
+      return withState({ account, funding: app.funding, app: true });
+    }
+  }
+  return fail('invalid_token');
+}
+
+function withState(principal: Principal): AuthResult {
+  const state = principal.account.state;
+  if (state !== 'active') return fail(STATE_CODES[state]);
+  return { ok: true, principal };
+}
+
+function fail(code: ErrorCode): AuthResult {
+  return { ok: false, error: new GatewayError(code) };
+}

@@ -1,0 +1,148 @@
+import { errorRecord, type ChatCompletionChunk, type ErrorCode, type Usage } from '@tollgate/core';
+import { SSE_DONE, SSE_KEEPALIVE, createKeepalive, sseData, sseError } from '@tollgate/sse';
+import { ProviderError } from '@tollgate/providers';
+import type { GatewayTimers } from './gateway-options';
+
+/** How a stream ended. */
+export type StreamOutcome = 'done' | 'client_gone' | 'upstream_failed';
+
+/** What a finished stream delivered, for settlement. */
+export interface StreamSummary {
+  outcome: StreamOutcome;
+  /** Usage as the upstream reported it, when it did. */
+  usage: Usage | undefined;
+  /** Text and tool-call arguments the client was sent (for the early-stop charge). */
+  deliveredText: string;
+  /** The code of the error event, when the upstream failed. */
+  code?: ErrorCode;
+}
+
+/** Options of {@link createChatStream}. */
+export interface ChatStreamOptions {
+  upstream: ReadableStream<ChatCompletionChunk>;
+  /** The `chatcmpl-` id every chunk carries. */
+  id: string;
+  /** The model id the client sent. */
+  model: string;
+  /** Whether the client asked for the usage chunk. */
+  includeUsage: boolean;
+  obfuscate: () => string;
+  keepaliveMs: number;
+  idleTimeoutMs: number;
+  timers: GatewayTimers;
+  now: () => number;
+  /** Called once, when the stream ended in any way. */
+  onEnd: (summary: StreamSummary) => void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The client's SSE body over the upstream's chunks. Pull-based: the upstream is read only when the
+ * client reads, so backpressure reaches the provider. Rewrites `id` and `model`, adds
+ * `obfuscation`, strips the usage chunk unless asked, sends `: keepalive` after quiet periods,
+ * turns an upstream failure or stall into one error event without `[DONE]`, and aborts the
+ * upstream when the client goes away.
+ */
+export function createChatStream(options: ChatStreamOptions): ReadableStream<Uint8Array> {
+  const { upstream, id, model, includeUsage, obfuscate, timers, now } = options;
+  const reader = upstream.getReader();
+  let usage: Usage | undefined;
+  let created: number | undefined;
+  let delivered = '';
+  let ended = false;
+  let lastEventAt = now();
+  let idleTimer: unknown;
+  let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
+
+  const keepalive = createKeepalive({
+    intervalMs: options.keepaliveMs,
+    timers: { setTimeout: timers.setTimeout, clearTimeout: timers.clearTimeout, now },
+    onKeepalive: () => {
+      if (!ended && controllerRef) controllerRef.enqueue(encoder.encode(SSE_KEEPALIVE));
+    },
+  });
+
+  const end = (summary: Omit<StreamSummary, 'usage' | 'deliveredText'>) => {
+    if (ended) return;
+    ended = true;
+    keepalive.stop();
+    timers.clearTimeout(idleTimer);
+    options.onEnd({ ...summary, usage, deliveredText: delivered });
+  };
+
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, code: ErrorCode) => {
+    if (ended) return;
+    controller.enqueue(encoder.encode(sseError(errorRecord(code))));
+    controller.close();
+    end({ outcome: 'upstream_failed', code });
+  };
+
+  // One lazily re-armed timer, not one per chunk: a stall fails the stream.
+  const watchIdle = () => {
+    const idle = now() - lastEventAt;
+    if (idle >= options.idleTimeoutMs) {
+      if (controllerRef && !ended) {
+        reader.cancel().catch(() => {});
+        fail(controllerRef, 'upstream_error');
+      }
+      return;
+    }
+    idleTimer = timers.setTimeout(watchIdle, options.idleTimeoutMs - idle);
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controllerRef = controller;
+        idleTimer = timers.setTimeout(watchIdle, options.idleTimeoutMs);
+      },
+      async pull(controller) {
+        for (;;) {
+          let result: ReadableStreamReadResult<ChatCompletionChunk>;
+          try {
+            result = await reader.read();
+          } catch (error) {
+            fail(controller, error instanceof ProviderError ? error.code : 'upstream_error');
+            return;
+          }
+          if (ended) return;
+          if (result.done) {
+            if (includeUsage && usage) {
+              controller.enqueue(encoder.encode(sseData(JSON.stringify({
+                id, object: 'chat.completion.chunk', created: created ?? Math.floor(now() / 1000), model, choices: [], usage, obfuscation: obfuscate(),
+              }))));
+            }
+            controller.enqueue(encoder.encode(SSE_DONE));
+            controller.close();
+            end({ outcome: 'done' });
+            return;
+          }
+          const chunk = result.value;
+          lastEventAt = now();
+          keepalive.touch();
+          created ??= chunk.created;
+          if (chunk.usage) usage = chunk.usage;
+          if (chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
+          for (const choice of chunk.choices) {
+            const delta = choice.delta;
+            if (typeof delta.content === 'string') delivered += delta.content;
+            if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+          }
+          chunk.id = id;
+          chunk.model = model;
+          chunk.usage = undefined;
+          chunk.obfuscation = obfuscate();
+          controller.enqueue(encoder.encode(sseData(JSON.stringify(chunk))));
+          return;
+        }
+      },
+      cancel() {
+        // The client went away: abort the upstream and pay for what was delivered.
+        reader.cancel().catch(() => {});
+        end({ outcome: 'client_gone' });
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

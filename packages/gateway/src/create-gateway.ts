@@ -1,0 +1,199 @@
+import { GatewayError } from '@tollgate/core';
+import { createLimiter, type Endpoint } from '@tollgate/limiter';
+import { createObfuscator } from '@tollgate/sse';
+import { validateModelPrices } from '@tollgate/billing';
+import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/validator';
+import { authenticate } from './authenticate';
+import { createAttestations } from './call-routes';
+import type { GatewayOptions, RequestLog } from './gateway-options';
+import { handleChat } from './handle-chat';
+import { handleFetch } from './handle-fetch';
+import { handleImages } from './handle-images';
+import { handleSearch } from './handle-search';
+import { createModelCatalogue } from './model-catalogue';
+import { createReplies, errorCodeOf } from './reply';
+import type { MeteredContext, Runtime } from './runtime';
+
+/** A gateway: a bound `fetch` for any web-standard server, and shutdown support. */
+export interface Gateway {
+  /** Serves one request. Bound: `serve({ fetch: gateway.fetch })` works as it is. */
+  fetch: (request: Request) => Promise<Response>;
+  /** Requests (and streams) not finished yet. */
+  readonly active: number;
+  /** Resolves when no request is active (for graceful shutdown). */
+  idle(): Promise<void>;
+}
+
+type Handler = (runtime: Runtime, context: MeteredContext) => Promise<Response>;
+
+interface Route {
+  method: 'GET' | 'POST';
+  endpoint: Endpoint;
+  handler?: Handler;
+}
+
+const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+
+/**
+ * Creates the gateway: the spec's endpoints over the given store, limiter, providers and models.
+ * Configuration errors (unknown providers, missing prices) throw here, never per request.
+ *
+ * @example
+ * const gateway = createGateway({
+ *   version: 'tollgate/0.1.0',
+ *   store: memoryStore(),
+ *   limiter: memoryLimiter(),
+ *   providers: { local: openaiCompatible({ baseURL: 'http://127.0.0.1:8000/v1', apiKey: '…' }) },
+ *   models: [{ id: 'fast', type: 'chat', provider: 'local', upstream: 'gpt-4o-mini', max_output_tokens: 4096,
+ *     price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 } }],
+ * });
+ * serve({ fetch: gateway.fetch });
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  validateModelPrices(options.models);
+  const now = options.now ?? Date.now;
+  const timers = options.timers ?? {
+    setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+    clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  };
+  const holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+  const runtime: Runtime = {
+    options,
+    store: options.store,
+    catalogue: createModelCatalogue(options.models, options.providers, Math.floor(now() / 1000)),
+    replies: createReplies(options.version),
+    attestations: createAttestations(options.attestationTtlMs ?? 5 * 60_000, now),
+    obfuscate: createObfuscator(),
+    isCharacter: createCharacterMatcher(options.characters ?? []),
+    now,
+    timers,
+    holdTtlMs,
+    keepaliveMs: options.keepaliveMs ?? 25_000,
+    idleTimeoutMs: options.streamIdleTimeoutMs ?? 5 * 60_000,
+  };
+  const limiter = createLimiter({
+    store: options.limiter,
+    now,
+    leaseTtlMs: holdTtlMs,
+    onStoreError: options.onLimiterError ?? 'closed',
+    ...(options.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: options.sharedSearchFetchPerMinute } : {}),
+    ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+  });
+  const routes: Record<string, Route> = {
+    '/v1/models': { method: 'GET', endpoint: 'models' },
+    '/v1/chat/completions': { method: 'POST', endpoint: 'chat', handler: handleChat },
+    '/v1/images/generations': { method: 'POST', endpoint: 'images', handler: handleImages },
+    '/v1/search': { method: 'POST', endpoint: 'search', handler: handleSearch },
+  };
+  if (options.pageFetcher) routes['/v1/fetch'] = { method: 'POST', endpoint: 'fetch', handler: handleFetch };
+  const { replies } = runtime;
+
+  let active = 0;
+  let idleWaiters: (() => void)[] = [];
+  const finishOne = () => {
+    active--;
+    if (active === 0 && idleWaiters.length > 0) {
+      for (const resolve of idleWaiters) resolve();
+      idleWaiters = [];
+    }
+  };
+
+  const serve = async (request: Request, log: Partial<RequestLog>, done: { streaming: boolean; finish?: () => void }): Promise<Response> => {
+    const startedAt = now();
+    const path = pathOf(request.url);
+    log.path = path;
+    log.method = request.method;
+    const route = routes[path];
+    if (!route) return replies.plain(404, 'Not Found');
+    if (request.method !== route.method) return replies.plain(405, 'Method Not Allowed');
+
+    const auth = await authenticate(request, runtime.store, options.authenticate);
+    if (!auth.ok) return replies.error(auth.error);
+    const { principal } = auth;
+    log.accountId = principal.account.id;
+    if (principal.keyId) log.keyId = principal.keyId;
+    const account = { id: principal.account.id, plan: principal.account.plan };
+
+    const admitted = await limiter.admit(account, route.endpoint);
+    if (!admitted.ok) return replies.error(new GatewayError(admitted.code, { retryAfter: admitted.retryAfter }));
+    if (!route.handler) return replies.json(runtime.catalogue.listBody);
+
+    const slot = await limiter.acquire(account, route.endpoint);
+    if (!slot.ok) return replies.error(new GatewayError(slot.code, { retryAfter: slot.retryAfter }));
+    let kept = false;
+    try {
+      const read = await readBody(request, { startedAt, now, timers });
+      if (!read.ok) return replies.error(new GatewayError(read.code, { message: read.message }));
+      const parsed = parseJsonStrict(read.bytes);
+      if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
+      const context: MeteredContext = {
+        request,
+        principal,
+        startedAt,
+        body: parsed.value,
+        log,
+        keepSlot: () => {
+          kept = true;
+          done.streaming = true;
+          let released = false;
+          return () => {
+            if (released) return;
+            released = true;
+            slot.lease.release().catch(() => {});
+            done.finish?.();
+          };
+        },
+      };
+      return await route.handler(runtime, context);
+    } finally {
+      if (!kept) slot.lease.release().catch(() => {});
+    }
+  };
+
+  const fetch = async (request: Request): Promise<Response> => {
+    active++;
+    const startedAt = now();
+    const log: Partial<RequestLog> = {};
+    const done: { streaming: boolean; finish?: () => void } = { streaming: false };
+    let response: Response;
+    try {
+      response = await serve(request, log, done);
+    } catch (error) {
+      // Never a 500: a store or limiter failure is a 503 the client may retry.
+      log.code = 'service_unavailable';
+      response = replies.error('service_unavailable');
+    }
+    const emit = () => {
+      if (options.log) {
+        const record = { ...log, status: response.status, latencyMs: now() - startedAt } as RequestLog;
+        record.code ??= errorCodeOf(response);
+        options.log(record);
+      }
+      finishOne();
+    };
+    if (done.streaming) done.finish = emit;
+    else emit();
+    return response;
+  };
+
+  return {
+    fetch,
+    get active() {
+      return active;
+    },
+    idle: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+  };
+}
+
+/** The path of an absolute request URL, without allocating a URL object. */
+function pathOf(url: string): string {
+  const scheme = url.indexOf('://');
+  const start = url.indexOf('/', scheme < 0 ? 0 : scheme + 3);
+  if (start < 0) return '/';
+  let end = url.length;
+  const query = url.indexOf('?', start);
+  if (query >= 0) end = query;
+  const hash = url.indexOf('#', start);
+  if (hash >= 0 && hash < end) end = hash;
+  return url.slice(start, end);
+}

@@ -1,0 +1,90 @@
+import type { Account, Funding, ModelConfig } from '@tollgate/core';
+import type { Store } from '@tollgate/billing';
+import type { LimiterStore } from '@tollgate/limiter';
+import type { PageFetcher, Provider } from '@tollgate/providers';
+
+/** A principal the embedding app admits: its own signed-in user acting for an account. */
+export interface AppPrincipal {
+  /** The account the user acts for; it shares that account's limits. */
+  accountId: string;
+  /** How the app's use is paid: the plan's `included` use, or the account's `credits`. */
+  funding: Funding;
+}
+
+/** Timers the gateway uses (keepalive, stall detection, body deadline); injected in tests. */
+export interface GatewayTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** One line of the gateway's request log: never a key, never an upstream body. */
+export interface RequestLog {
+  requestId?: string;
+  method: string;
+  path: string;
+  status: number;
+  code?: string;
+  accountId?: string;
+  keyId?: string;
+  model?: string;
+  provider?: string;
+  stream?: boolean;
+  promptTokens?: number;
+  completionTokens?: number;
+  costMicros?: number;
+  /** How a stream ended: `done`, `client_gone`, `upstream_failed`. */
+  outcome?: string;
+  latencyMs: number;
+}
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions {
+  /** `X-Service-Version` on every reply, e.g. `tollgate/0.1.0`. */
+  version: string;
+  /** Accounts, keys and the ledger: `memoryStore()`, `sqliteStore(path)`, `postgresStore(url)`. */
+  store: Store;
+  /** Where limits keep their state: `memoryLimiter()` or `redisLimiter(redis)`. */
+  limiter: LimiterStore;
+  /** Upstream adapters by name; models' routes name these keys. */
+  providers: Record<string, Provider>;
+  /** The model catalogue: each model-record field plus routing and settings. */
+  models: ModelConfig[];
+  /** App-only character prompts: a keyed chat whose first system message opens with one is refused. */
+  characters?: string[];
+  /** Admits the embedding app's own signed-in users (tokens that are not `sk_` keys). */
+  authenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>;
+  /** Page fetch for `POST /v1/fetch`; the endpoint answers 404 model_not_found-free 503 when absent. */
+  pageFetcher?: PageFetcher;
+  /** Micro-dollars per page fetch (default 0). */
+  fetchMicrosPerCall?: number;
+  /** Service-wide search + fetch requests a minute (503 upstream_busy past it); off by default. */
+  sharedSearchFetchPerMinute?: number;
+  /** Service-wide requests in flight (503 server_busy past it); off by default. */
+  maxInFlight?: number;
+  /** A limiter store failure refuses (`closed`, default: 503 service_unavailable) or admits (`open`). */
+  onLimiterError?: 'closed' | 'open';
+  /** How long holds and in-flight leases live if their instance dies (default 15 minutes). */
+  holdTtlMs?: number;
+  /** A stream with no upstream event for this long fails with an error event (default 5 minutes). */
+  streamIdleTimeoutMs?: number;
+  /** Keepalive comment interval on streams (default 25 s). */
+  keepaliveMs?: number;
+  /** How long a tee provider's attestation stays trusted (default 5 minutes). */
+  attestationTtlMs?: number;
+  /** The clock, unix milliseconds. */
+  now?: () => number;
+  /** Timers, for tests. */
+  timers?: GatewayTimers;
+  /** Receives one record per finished request. */
+  log?: (record: RequestLog) => void;
+}
+
+/** Who is calling: a key of an account, or the app's signed-in user. */
+export interface Principal {
+  account: Account;
+  funding: Funding;
+  /** The key id, for keyed requests. */
+  keyId?: string;
+  /** True for the embedding app's own users (who alone may use characters). */
+  app: boolean;
+}

@@ -1,0 +1,153 @@
+import { GatewayError, HEADER, completionId, planAllows, requestId as newRequestId, type ChatCompletion, type ChatPrice, type Usage } from '@tollgate/core';
+import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
+import { firstSystemText, lastUserTextBytes, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
+import type { ProviderChatRequest } from '@tollgate/providers';
+import { callRoutes } from './call-routes';
+import { createChatStream, type StreamSummary } from './chat-stream';
+import { holdCredits, type CreditHold } from './credit-hold';
+import type { StartedHeaders } from './reply';
+import type { MeteredContext, Runtime } from './runtime';
+
+const MESSAGE_TOO_LONG_BYTES = 8_000;
+
+/** `POST /v1/chat/completions`, after admission: validation, hold, upstream, settlement. */
+export async function handleChat(runtime: Runtime, context: MeteredContext): Promise<Response> {
+  const { replies } = runtime;
+  const parsed = parseChatRequest(context.body);
+  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
+  const model = runtime.catalogue.find('chat', parsed.parsed.model);
+  if (!model) return replies.error('model_not_found');
+  const config = model.config;
+  context.log.model = config.id;
+  const { principal } = context;
+  if (!planAllows(principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
+
+  const systemText = firstSystemText(parsed.parsed.request);
+  const character = systemText !== undefined && runtime.isCharacter(systemText);
+  if (character && !principal.app) return replies.error('characters_app_only');
+
+  const resolved = resolveChatRequest(parsed.parsed, config);
+  if (!resolved.ok) return replies.error(new GatewayError(resolved.code, { message: resolved.message }));
+  const request = resolved.request as ProviderChatRequest;
+  if (character && lastUserTextBytes(request) > MESSAGE_TOO_LONG_BYTES) return replies.error('message_too_long');
+
+  // Hold the most the request could cost; lower the output limit to fit the balance if needed.
+  const price = config.price as ChatPrice;
+  const promptBound = promptTokenBound(request, config);
+  const wanted = request.max_completion_tokens;
+  const requestId = newRequestId();
+  const hold = await holdCredits(runtime.store, principal, {
+    micros: chatHoldMicros(price, promptBound, wanted),
+    minimum: chatHoldMicros(price, promptBound, 1),
+    ttlMs: runtime.holdTtlMs,
+    requestId,
+  });
+  if (!hold) return replies.error('insufficient_balance');
+  const extra: Record<string, string> = {};
+  if (hold.micros < chatHoldMicros(price, promptBound, wanted)) {
+    request.max_completion_tokens = outputLimitForHold(price, promptBound, hold.micros, wanted);
+    extra[HEADER.outputLimited] = 'balance';
+  }
+  const started: StartedHeaders = { requestId, funding: principal.funding };
+  context.log.requestId = requestId;
+  context.log.stream = request.stream;
+  const wantsUsage = request.stream_options?.include_usage === true;
+  const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
+
+  const charge = (usage: Usage | undefined, deliveredText: string, outcome: string) => {
+    const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, config);
+    const completionTokens = usage && outcome === 'done' ? usage.completion_tokens : Math.max(usage?.completion_tokens ?? 0, estimateCompletionTokens(deliveredText));
+    const cost = chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
+    Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
+    return hold.settle(cost, { model: config.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
+  };
+
+  if (config.tier === 'tee') return teeChat(runtime, context, model, upstreamRequest, hold, started, extra, charge);
+
+  if (!request.stream) {
+    // No client signal: a non-streamed call runs to its end and is settled exactly, client or not.
+    const result = await callRoutes(model, runtime.attestations, (provider, upstream) => provider.chat!(upstreamRequest, { upstream }));
+    if (!result.ok) return failed(runtime, context, hold, started, result.error);
+    context.log.provider = result.route.name;
+    const completion: ChatCompletion = result.value;
+    await charge(completion.usage, completionText(completion), completion.usage ? 'done' : 'no_usage');
+    completion.id = completionId();
+    completion.model = config.id;
+    return replies.json(JSON.stringify(completion), started, extra);
+  }
+
+  const abort = new AbortController();
+  const result = await callRoutes(model, runtime.attestations, (provider, upstream) =>
+    provider.chatStream!(upstreamRequest, { upstream, signal: abort.signal }),
+  );
+  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  context.log.provider = result.route.name;
+  const releaseSlot = context.keepSlot();
+  const body = createChatStream({
+    upstream: result.value,
+    id: completionId(),
+    model: config.id,
+    includeUsage: wantsUsage,
+    obfuscate: runtime.obfuscate,
+    keepaliveMs: runtime.keepaliveMs,
+    idleTimeoutMs: runtime.idleTimeoutMs,
+    timers: runtime.timers,
+    now: runtime.now,
+    onEnd: (summary: StreamSummary) => {
+      abort.abort();
+      if (summary.code) context.log.code = summary.code;
+      charge(summary.usage, summary.deliveredText, summary.outcome).finally(releaseSlot);
+    },
+  });
+  return new Response(body, { status: 200, headers: replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...extra }) });
+}
+
+/** Tee models: the attested server's reply passes through byte for byte; usage is read on the side. */
+async function teeChat(
+  runtime: Runtime,
+  context: MeteredContext,
+  model: NonNullable<ReturnType<Runtime['catalogue']['find']>>,
+  request: ProviderChatRequest,
+  hold: CreditHold,
+  started: StartedHeaders,
+  extra: Record<string, string>,
+  charge: (usage: Usage | undefined, deliveredText: string, outcome: string) => Promise<void>,
+): Promise<Response> {
+  const abort = new AbortController();
+  const result = await callRoutes(model, runtime.attestations, (provider, upstream) =>
+    provider.chatRaw!(request, { upstream, ...(request.stream ? { signal: abort.signal } : {}) }),
+  );
+  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  context.log.provider = result.route.name;
+  const raw = result.value;
+  const headers = runtime.replies.headers(started, raw.contentType, extra);
+  if (!request.stream) {
+    const bytes = await new Response(raw.body).arrayBuffer();
+    const usage = await raw.usage;
+    await charge(usage, '', usage ? 'done' : 'no_usage');
+    return new Response(bytes, { status: raw.status, headers });
+  }
+  const releaseSlot = context.keepSlot();
+  raw.usage.then(
+    (usage) => charge(usage, '', usage ? 'done' : 'incomplete'),
+    () => charge(undefined, '', 'incomplete'),
+  ).finally(releaseSlot);
+  return new Response(raw.body, { status: raw.status, headers });
+}
+
+/** Releases the hold of a request whose upstream failed, and answers the mapped error. */
+export async function failed(runtime: Runtime, context: MeteredContext, hold: CreditHold, started: StartedHeaders, error: GatewayError): Promise<Response> {
+  await hold.release();
+  context.log.code = error.code;
+  context.log.costMicros = 0;
+  return runtime.replies.error(error, started);
+}
+
+function completionText(completion: ChatCompletion): string {
+  let text = '';
+  for (const choice of completion.choices) {
+    if (choice.message.content) text += choice.message.content;
+    for (const call of choice.message.tool_calls ?? []) text += call.function.arguments;
+  }
+  return text;
+}

@@ -1,0 +1,57 @@
+import { GatewayError, planAllows, requestId as newRequestId, type ImagePrice } from '@tollgate/core';
+import { imageCostMicros } from '@tollgate/billing';
+import { parseImageRequest, resolveImageRequest } from '@tollgate/validator';
+import { sniffBase64ImageType, type ProviderImageRequest } from '@tollgate/providers';
+import { callRoutes } from './call-routes';
+import { holdCredits } from './credit-hold';
+import { failed } from './handle-chat';
+import type { MeteredContext, Runtime } from './runtime';
+
+/**
+ * `POST /v1/images/generations`: hold n images, pay only delivered ones, nothing when the client
+ * left before the images returned.
+ */
+export async function handleImages(runtime: Runtime, context: MeteredContext): Promise<Response> {
+  const { replies } = runtime;
+  const parsed = parseImageRequest(context.body);
+  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
+  const model = runtime.catalogue.find('image', parsed.parsed.model);
+  if (!model) return replies.error('model_not_found');
+  const config = model.config;
+  context.log.model = config.id;
+  if (!planAllows(context.principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
+  const resolved = resolveImageRequest(parsed.parsed, config);
+  if (!resolved.ok) return replies.error(new GatewayError(resolved.code, { message: resolved.message }));
+  const request: ProviderImageRequest = resolved.request;
+
+  const perImage = imageCostMicros(config.price as ImagePrice, request.reference_images.length);
+  const requestId = newRequestId();
+  const hold = await holdCredits(runtime.store, context.principal, {
+    micros: perImage * request.n,
+    minimum: perImage * request.n,
+    ttlMs: runtime.holdTtlMs,
+    requestId,
+  });
+  if (!hold) return replies.error('insufficient_balance');
+  const started = { requestId, funding: context.principal.funding };
+  context.log.requestId = requestId;
+
+  const signal = context.request.signal;
+  const result = await callRoutes(model, runtime.attestations, (provider, upstream) => provider.images!(request, { upstream, signal }));
+  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  context.log.provider = result.route.name;
+  if (signal.aborted) {
+    // The client left before the images returned: nothing is charged.
+    await hold.release();
+    context.log.outcome = 'client_gone';
+    return replies.error('upstream_error', started);
+  }
+  const data = result.value.slice(0, request.n).map((image) => ({
+    b64_json: image.b64_json,
+    mime_type: sniffBase64ImageType(image.b64_json) ?? image.mime_type,
+  }));
+  const cost = perImage * data.length;
+  context.log.costMicros = cost;
+  await hold.settle(cost, { model: config.id, images: data.length, references: request.reference_images.length });
+  return replies.json(JSON.stringify({ created: Math.floor(runtime.now() / 1000), data }), started);
+}
