@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { mapAnthropicError, mapAnthropicStreamError } from './map-anthropic-error';
+import { readRetryAfter } from './read-retry-after';
+
+const body = (type: string, message = 'x') => ({ type: 'error', error: { type, message } });
+
+describe('mapAnthropicError', () => {
+  const cases: [number, string, string, string, boolean][] = [
+    [400, 'invalid_request_error', 'prompt is too long: 210034 tokens > 200000 maximum', 'context_length_exceeded', true],
+    [400, 'invalid_request_error', 'input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again', 'context_length_exceeded', true],
+    [400, 'invalid_request_error', 'Output blocked by content filtering policy', 'content_filter', true],
+    [400, 'invalid_request_error', 'max_tokens: Field required', 'invalid_request', true],
+    [401, 'authentication_error', 'invalid x-api-key', 'upstream_error', true],
+    [402, 'billing_error', 'Your credit balance is too low', 'upstream_error', true],
+    [403, 'permission_error', 'no access', 'upstream_error', true],
+    [404, 'not_found_error', 'model: claude-x', 'upstream_error', true],
+    [413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.', 'request_too_large', true],
+    [429, 'rate_limit_error', 'rate limited', 'upstream_busy', false],
+    [500, 'api_error', 'Internal server error', 'upstream_error', true],
+    [503, 'api_error', 'Service temporarily down', 'upstream_unavailable', false],
+    [504, 'timeout_error', 'timeout', 'upstream_error', true],
+    [529, 'overloaded_error', 'Overloaded', 'upstream_busy', false],
+  ];
+  for (const [status, type, message, code, accepted] of cases) {
+    it(`maps ${status} ${type} to ${code}`, () => {
+      const error = mapAnthropicError(status, body(type, message));
+      expect(error.code).toBe(code);
+      expect(error.accepted).toBe(accepted);
+      expect(error.status).toBe(status);
+      expect(error.message).not.toContain(message);
+    });
+  }
+
+  it('maps a body that is not JSON by status alone', () => {
+    expect(mapAnthropicError(502, undefined).code).toBe('upstream_error');
+    expect(mapAnthropicError(400, '<html>').code).toBe('invalid_request');
+  });
+
+  it('carries Retry-After over in whole seconds', () => {
+    expect(mapAnthropicError(429, body('rate_limit_error'), new Headers({ 'retry-after': '17' })).retryAfter).toBe(17);
+    expect(mapAnthropicError(529, body('overloaded_error'), new Headers({ 'retry-after': '0.2' })).retryAfter).toBe(1);
+    expect(mapAnthropicError(529, body('overloaded_error')).retryAfter).toBeUndefined();
+  });
+
+  it('maps error events inside a 200 stream as accepted', () => {
+    expect(mapAnthropicStreamError(body('overloaded_error', 'Overloaded'))).toMatchObject({ code: 'upstream_busy', accepted: true });
+    expect(mapAnthropicStreamError(body('api_error'))).toMatchObject({ code: 'upstream_error', accepted: true });
+  });
+});
+
+describe('readRetryAfter', () => {
+  it('reads delta-seconds and HTTP dates, rounds up, at least 1', () => {
+    const now = () => Date.parse('Sat, 21 Nov 2026 20:00:00 GMT');
+    expect(readRetryAfter(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 20:00:30 GMT' }), now)).toBe(30);
+    expect(readRetryAfter(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 19:59:00 GMT' }), now)).toBe(1);
+    expect(readRetryAfter(new Headers({ 'retry-after': '2.5' }))).toBe(3);
+    expect(readRetryAfter(new Headers({ 'retry-after': 'soon' }))).toBeUndefined();
+  });
+});
