@@ -34,11 +34,13 @@ export function loadCatalogue(path: string | undefined, env: NodeJS.ProcessEnv =
 
 /** Local simulator models backed by the fakes of @tollgate/testing: free to run, clearly labelled. */
 export function simulatorCatalogue(): Catalogue {
-  const chat = fakeOpenAI();
+  // Paced like a real model (one word every 10 ms), and as long as the output limit allows.
+  const chat = fakeOpenAI({ reply: simulatorReply, faults: () => ({ kind: 'drip', delayMs: 10 }) });
   const search = fakeSearxng();
   const chatPrice = { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 };
   const simulatorChat = { type: 'chat' as const, provider: 'simulator', owned_by: 'tollgate-simulator', tier: 'anon', retention: 'zdr',
-    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 4_096, compact_at_tokens: 100_000, price: chatPrice };
+    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 4_096, default_output_tokens: 64, compact_at_tokens: 100_000,
+    price: chatPrice };
   return {
     simulator: true,
     characters: [],
@@ -57,6 +59,19 @@ export function simulatorCatalogue(): Catalogue {
         label: 'Local simulator: web search (not a real engine)', plan: 'free', included: { from: 'plus', quota: 'web_calls' }, micros_per_call: 5_000 },
     ],
   };
+}
+
+const SIMULATOR_TEXT = (
+  'This is the Tollgate local simulator, not a real model. It answers every prompt with this text, ' +
+  'paced like a streaming model, so you can try the API, the SDKs, billing and limits without a provider key. ' +
+  'Set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or a catalogue file, to serve real models.'
+).split(' ');
+
+/** Up to 400 words of the simulator's text; the fake cuts it at the request's output limit. */
+function simulatorReply(): string {
+  const words: string[] = [];
+  while (words.length < 400) words.push(...SIMULATOR_TEXT);
+  return words.slice(0, 400).join(' ');
 }
 
 function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { creditsToMicros, formatMicros } from './cli';
+import { creditsToMicros, formatMicros, main } from './cli';
 
 const BIN = fileURLToPath(new URL('../bin/tollgate.mjs', import.meta.url));
 const dirs: string[] = [];
@@ -21,13 +21,32 @@ function dataDir(): string {
   return dir;
 }
 
-function cli(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, TOLLGATE_DATA_DIR: dir }, encoding: 'utf8', timeout: 30_000 });
+/** The real binary, as a newcomer runs it. */
+function spawnCli(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, TOLLGATE_DATA_DIR: dir }, encoding: 'utf8', timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-function json<T>(dir: string, ...args: string[]): T {
-  const result = cli(dir, ...args);
+/** The same CLI in this process (fast): `main()` with the data dir in the environment. */
+async function cli(dir: string, ...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const saved = process.env.TOLLGATE_DATA_DIR;
+  process.env.TOLLGATE_DATA_DIR = dir;
+  let stdout = '';
+  let stderr = '';
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  try {
+    const status = await main(args, (text) => (stdout += `${text}\n`));
+    return { status, stdout, stderr };
+  } finally {
+    process.stderr.write = write;
+    if (saved === undefined) delete process.env.TOLLGATE_DATA_DIR;
+    else process.env.TOLLGATE_DATA_DIR = saved;
+  }
+}
+
+async function json<T>(dir: string, ...args: string[]): Promise<T> {
+  const result = await cli(dir, ...args);
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
   return JSON.parse(result.stdout) as T;
@@ -45,35 +64,46 @@ describe('credits parsing and money display', () => {
 });
 
 describe('tollgate CLI', () => {
-  it('manages accounts, credits, keys and shows usage', () => {
+  it('runs as the real binary: keys create prints {"id","name","key"}', async () => {
     const dir = dataDir();
-    const account = json<{ id: string; plan: string; state: string }>(dir, 'accounts', 'create', '--plan', 'pro', '--json');
+    const account = await json<{ id: string }>(dir, 'accounts', 'create', '--json');
+    const result = spawnCli(dir, 'keys', 'create', '--account', account.id, '--name', 'ci');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const key = JSON.parse(result.stdout) as Record<string, string>;
+    expect(Object.keys(key)).toEqual(['id', 'name', 'key']);
+    expect(key.key).toMatch(/^sk_svc_[A-Za-z0-9]{43}$/);
+  }, 60_000);
+
+  it('manages accounts, credits, keys and shows usage', async () => {
+    const dir = dataDir();
+    const account = await json<{ id: string; plan: string; state: string }>(dir, 'accounts', 'create', '--plan', 'pro', '--json');
     expect(account).toMatchObject({ plan: 'pro', state: 'active' });
-    const credited = json<{ balance: number }>(dir, 'credits', 'add', '--account', account.id, '--credits', '2.5', '--json');
+    const credited = await json<{ balance: number }>(dir, 'credits', 'add', '--account', account.id, '--credits', '2.5', '--json');
     expect(credited.balance).toBe(25_000);
-    const key = json<{ id: string; name: string; key: string }>(dir, 'keys', 'create', '--account', account.id, '--name', 'laptop');
+    const key = await json<{ id: string; name: string; key: string }>(dir, 'keys', 'create', '--account', account.id, '--name', 'laptop');
     expect(Object.keys(key)).toEqual(['id', 'name', 'key']);
     expect(key.name).toBe('laptop');
     expect(key.key).toMatch(/^sk_svc_[A-Za-z0-9]{43}$/);
-    const keys = json<{ id: string; prefix: string }[]>(dir, 'keys', 'list', '--account', account.id, '--json');
+    const keys = await json<{ id: string; prefix: string }[]>(dir, 'keys', 'list', '--account', account.id, '--json');
     expect(keys.map((listed) => listed.id)).toEqual([key.id]);
     expect(JSON.stringify(keys)).not.toContain(key.key);
-    expect(json<{ revoked: boolean }>(dir, 'keys', 'revoke', key.id, '--json').revoked).toBe(true);
-    expect(json<{ state: string }>(dir, 'accounts', 'set-state', account.id, 'disabled', '--json').state).toBe('disabled');
-    expect(json<{ plan: string }>(dir, 'accounts', 'set-plan', account.id, 'max', '--json').plan).toBe('max');
-    const usage = json<{ balance: number; entries: { kind: string; micros: number }[] }>(dir, 'usage', '--account', account.id, '--json');
+    expect((await json<{ revoked: boolean }>(dir, 'keys', 'revoke', key.id, '--json')).revoked).toBe(true);
+    expect((await json<{ state: string }>(dir, 'accounts', 'set-state', account.id, 'disabled', '--json')).state).toBe('disabled');
+    expect((await json<{ plan: string }>(dir, 'accounts', 'set-plan', account.id, 'max', '--json')).plan).toBe('max');
+    const usage = await json<{ balance: number; entries: { kind: string; micros: number }[] }>(dir, 'usage', '--account', account.id, '--json');
     expect(usage.balance).toBe(25_000);
     expect(usage.entries.map((entry) => [entry.kind, entry.micros])).toEqual([['credit', 25_000]]);
-    const table = cli(dir, 'usage', '--account', account.id);
+    const table = await cli(dir, 'usage', '--account', account.id);
     expect(table.stdout).toContain('balance $0.025000');
   });
 
-  it('refuses a wrong command line with a clear message and exit code 2', () => {
+  it('refuses a wrong command line with a clear message and exit code 2', async () => {
     const dir = dataDir();
-    const result = cli(dir, 'accounts', 'create', '--plan', 'gold');
+    const result = await cli(dir, 'accounts', 'create', '--plan', 'gold');
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--plan must be free, plus, pro or max');
-    expect(cli(dir, 'frobnicate').status).toBe(2);
+    expect((await cli(dir, 'frobnicate')).status).toBe(2);
   });
 });
 
@@ -119,7 +149,7 @@ describe('crash safety', () => {
       return reader;
     }));
     const marker = JSON.parse(readFileSync(join(dir, 'demo-account.json'), 'utf8')) as { accountId: string };
-    const during = json<{ held: number }>(dir, 'usage', '--account', marker.accountId, '--json');
+    const during = await json<{ held: number }>(dir, 'usage', '--account', marker.accountId, '--json');
     expect(during.held).toBeGreaterThan(0);
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
@@ -127,7 +157,7 @@ describe('crash safety', () => {
 
     const second = await serve(dir);
     expect(second.demoKey).toBeUndefined();
-    const usage = json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(dir, 'usage', '--account', marker.accountId, '--limit', '1000', '--json');
+    const usage = await json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(dir, 'usage', '--account', marker.accountId, '--limit', '1000', '--json');
     expect(usage.held).toBe(0);
     expect(usage.available).toBe(usage.balance);
     expect(usage.entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(usage.balance);
