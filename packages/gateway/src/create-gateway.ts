@@ -1,11 +1,11 @@
 import { GatewayError } from '@tollgate/core';
-import { createLimiter, type Endpoint } from '@tollgate/limiter';
+import { createLimiter, type Endpoint, type Lease } from '@tollgate/limiter';
 import { createObfuscator } from '@tollgate/sse';
 import { validateModelPrices } from '@tollgate/billing';
 import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/validator';
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
-import type { GatewayOptions, RequestLog } from './gateway-options';
+import type { GatewayOptions, GatewayTimers, RequestLog } from './gateway-options';
 import { handleChat } from './handle-chat';
 import { handleFetch } from './handle-fetch';
 import { handleImages } from './handle-images';
@@ -120,6 +120,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     const slot = await limiter.acquire(account, route.endpoint);
     if (!slot.ok) return replies.error(new GatewayError(slot.code, { retryAfter: slot.retryAfter }));
+    const release = keepLeaseAlive(slot.lease, holdTtlMs, timers);
     let kept = false;
     try {
       const read = await readBody(request, { startedAt, now, timers });
@@ -135,18 +136,26 @@ export function createGateway(options: GatewayOptions): Gateway {
         keepSlot: () => {
           kept = true;
           done.streaming = true;
-          let released = false;
+          let finished = false;
           return () => {
-            if (released) return;
-            released = true;
-            slot.lease.release().catch(() => {});
+            if (finished) return;
+            finished = true;
+            void release();
             done.finish?.();
           };
         },
       };
       return await route.handler(runtime, context);
+    } catch (error) {
+      // A handler that kept the slot and then threw has no stream to release it: do it here.
+      if (kept) {
+        kept = false;
+        done.streaming = false;
+      }
+      throw error;
     } finally {
-      if (!kept) slot.lease.release().catch(() => {});
+      // Awaited, so a client that sends its next request on this reply finds the slot free.
+      if (!kept) await release();
     }
   };
 
@@ -182,6 +191,32 @@ export function createGateway(options: GatewayOptions): Gateway {
       return active;
     },
     idle: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+  };
+}
+
+/**
+ * Extends an in-flight lease every third of its TTL until released, so a long body read, upstream
+ * call or stream keeps its slot while a crashed instance's slots still come back after one TTL.
+ * Returns the release, which stops the timer; it never throws.
+ */
+function keepLeaseAlive(lease: Lease, ttlMs: number, timers: GatewayTimers): () => Promise<void> {
+  const everyMs = Math.max(1, Math.floor(ttlMs / 3));
+  let released = false;
+  let timer: unknown;
+  const arm = () => {
+    timer = timers.setTimeout(() => {
+      if (released) return;
+      void lease.extend();
+      arm();
+    }, everyMs);
+  };
+  arm();
+  return () => {
+    if (!released) {
+      released = true;
+      timers.clearTimeout(timer);
+    }
+    return lease.release();
   };
 }
 

@@ -3,7 +3,7 @@ import { ERROR_CATALOGUE, type ErrorCode, type ModelConfig, type Plan } from '@t
 import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import type { PageFetcher, Provider } from '@tollgate/providers';
 import type { AppPrincipal, GatewayTimers } from './gateway-options';
-import { chatBody, manualClock, readEvents, setup, type ManualClock, type SetupOptions } from './test-harness';
+import { chatBody, manualClock, readEvents, setup, testModels, type ManualClock, type SetupOptions } from './test-harness';
 
 /** Timers on the manual clock: `advance` moves the clock and fires what falls due, in order. */
 function manualTimers(clock: ManualClock) {
@@ -171,6 +171,15 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     expect(t.time.pending).toBe(0);
   });
 
+  it('has given the slot back when the reply arrives, even from a store whose release takes a while', async () => {
+    const inner = memoryLimiter();
+    // Like Redis: the release lands a moment after it was sent.
+    const slow: LimiterStore = { ...inner, release: (keys, leaseId) => new Promise((resolve) => setTimeout(() => resolve(inner.release(keys, leaseId)), 5)) };
+    const t = await limitsSetup({ limiter: slow });
+    for (let i = 0; i < 3; i++) expect((await t.chat()).status).toBe(200);
+    expect(await inner.inFlight(limiterKeys.flight(t.accountId), t.clock.now())).toBe(0);
+  });
+
   it('gives the slot back after an upstream error and after refusals inside the handler', async () => {
     const t = await limitsSetup({ fakeOptions: { faults: [{ kind: 'status', status: 500 }, { kind: 'refuse' }] } });
     const failedCall = await t.chat();
@@ -190,6 +199,19 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     for (const response of streams) await response.body!.cancel();
     await t.gateway.idle();
     expect(await t.inFlight()).toBe(0);
+  });
+
+  it('gives the slot back when the handler fails after keeping it for a stream', async () => {
+    // An adapter that breaks its contract: the stream it returns is no stream.
+    const broken: Provider = { kind: 'broken', zeroDataRetention: false, chat: async () => { throw new Error('unused'); }, chatStream: async () => ({}) as never };
+    const t = await limitsSetup({ providers: { local: broken }, models: testModels().filter((model) => model.type === 'chat') });
+    const response = await t.stream();
+    expect(response.status).toBe(503);
+    expect((await response.json()).error.code).toBe('service_unavailable');
+    expect(await t.inFlight()).toBe(0);
+    expect(t.gateway.active).toBe(0);
+    expect(t.time.pending).toBe(0);
+    expect(t.logs.map((record) => record.code)).toEqual(['service_unavailable']);
   });
 
   it('gives the slot back when the client cancels a stream', async () => {
