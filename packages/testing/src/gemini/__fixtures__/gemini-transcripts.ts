@@ -37,14 +37,17 @@ export const errorStream = sse([
   `data: {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
 ]);
 
-/** A `generateContent` reply of an image model, with a thought part before the image. */
+/** A `generateContent` reply of an image model: a draft image marked as a thought, then the image. */
 export const imageResponse = `{
   "candidates": [
     {
       "content": {
         "parts": [
           {
-            "text": "Here is a fox.",
+            "inlineData": {
+              "mimeType": "image/png",
+              "data": "iVBORw0KGgoDRAFT"
+            },
             "thought": true
           },
           {
