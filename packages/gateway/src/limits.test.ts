@@ -163,6 +163,24 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     await t.gateway.idle();
   });
 
+  it('shares the in-flight slots among the account\'s keys and its app users', async () => {
+    const target = { accountId: '' };
+    const t = await limitsSetup({
+      authenticate: async (token): Promise<AppPrincipal | undefined> => (token === 'app-user' ? { accountId: target.accountId, funding: 'included' } : undefined),
+    });
+    target.accountId = t.accountId;
+    const second = await t.store.createKey(t.accountId, 'second');
+    const app = await t.stream({ authorization: 'Bearer app-user' });
+    const keyed = await t.stream({ authorization: `Bearer ${second.key}` });
+    expect([app.status, keyed.status]).toEqual([200, 200]);
+    await expectRefusal(await t.chat(), 'concurrency_limit_exceeded', '1');
+    await expectRefusal(await t.chat({ authorization: 'Bearer app-user' }), 'concurrency_limit_exceeded', '1');
+    await app.body!.cancel();
+    await keyed.body!.cancel();
+    await t.gateway.idle();
+    expect(await t.inFlight()).toBe(0);
+  });
+
   it('gives the slot back after success, before the reply reaches the client', async () => {
     const t = await limitsSetup();
     const response = await t.chat();
