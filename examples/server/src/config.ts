@@ -29,6 +29,8 @@ export interface ServerConfig {
   onLimiterError: 'closed' | 'open';
   /** Seconds to let in-flight requests finish on SIGTERM (default 30). */
   shutdownGraceSeconds: number;
+  /** How long a hold and an in-flight slot outlive a crashed instance (gateway default 15 minutes). */
+  holdTtlMs?: number;
 }
 
 /** A configuration error: the message says which setting and why. */
@@ -38,7 +40,7 @@ export class ConfigError extends Error {
 
 const FILE_KEYS = new Set([
   'port', 'host', 'adminPort', 'dataDir', 'databaseUrl', 'redisUrl', 'cataloguePath', 'sharedSearchFetchPerMinute',
-  'maxInFlight', 'fetchMicrosPerCall', 'onLimiterError', 'shutdownGraceSeconds',
+  'maxInFlight', 'fetchMicrosPerCall', 'onLimiterError', 'shutdownGraceSeconds', 'holdTtlMs',
 ]);
 
 /**
@@ -83,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   if (shared !== undefined) config.sharedSearchFetchPerMinute = integer(shared, 'TOLLGATE_SEARCH_FETCH_PER_MINUTE', 0, 1, 1_000_000);
   const maxInFlight = pick('TOLLGATE_MAX_IN_FLIGHT', 'maxInFlight');
   if (maxInFlight !== undefined) config.maxInFlight = integer(maxInFlight, 'TOLLGATE_MAX_IN_FLIGHT', 0, 1, 1_000_000);
+  // At least a second: the gateway renews live holds' slots every third of it.
+  const holdTtl = pick('TOLLGATE_HOLD_TTL_MS', 'holdTtlMs');
+  if (holdTtl !== undefined && holdTtl !== '') config.holdTtlMs = integer(holdTtl, 'TOLLGATE_HOLD_TTL_MS', 0, 1_000, 86_400_000);
   return config;
 }
 

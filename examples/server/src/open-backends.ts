@@ -5,7 +5,7 @@ import { memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import { sqliteStore } from '@tollgate/store-sqlite';
 import { postgresStore } from '@tollgate/store-postgres';
 import { redisLimiter } from '@tollgate/store-redis';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { ServerConfig } from './config';
 
 /** The store the configuration names: PostgreSQL with DATABASE_URL, else SQLite under the data dir. */
@@ -15,23 +15,29 @@ export function openStore(config: ServerConfig): Store & { close(): Promise<void
   return sqliteStore(join(config.dataDir, 'tollgate.db'));
 }
 
+/**
+ * Redis client settings for the limiter: a request never waits for Redis. While the connection is
+ * down a command fails at once (no offline queue), a hung connection fails after `commandTimeout`,
+ * and the gateway turns either into 503 service_unavailable (or admits, with
+ * TOLLGATE_LIMITER_ON_ERROR=open). The client keeps reconnecting in the background.
+ */
+const REDIS_OPTIONS: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 };
+
 /** The limiter store: Redis with REDIS_URL (shared by instances), else in memory. */
-export function openLimiter(config: ServerConfig): LimiterStore & { close?(): Promise<void> } {
+export function openLimiter(config: ServerConfig): LimiterStore {
   if (!config.redisUrl) return memoryLimiter();
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-  redis.on('error', () => {
-    // Failures surface per request as 503 service_unavailable (fail closed); no crash, no log flood.
-  });
-  const store = redisLimiter(redis);
-  return {
-    ...store,
-    rate: store.rate.bind(store),
-    acquire: store.acquire.bind(store),
-    extend: store.extend.bind(store),
-    release: store.release.bind(store),
-    inFlight: store.inFlight.bind(store),
-    close: async () => {
-      redis.disconnect();
-    },
-  };
+  const redis = new Redis(config.redisUrl, REDIS_OPTIONS);
+  // Failures surface per request as 503 service_unavailable; no crash, no log flood.
+  redis.on('error', () => {});
+  // redisLimiter returns a plain object of closures: adding `close` is all it needs.
+  return { ...redisLimiter(redis), close: () => closeRedis(redis) };
+}
+
+/** QUIT lets replies in flight arrive; when Redis is unreachable it cannot be sent, so drop the socket. */
+async function closeRedis(redis: Redis): Promise<void> {
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
 }

@@ -63,6 +63,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     onLimiterError: config.onLimiterError,
     ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
     ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
+    ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
     log: (record: RequestLog) => {
       metrics.record(record);
       log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });
