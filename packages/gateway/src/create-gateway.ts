@@ -137,11 +137,14 @@ export function createGateway(options: GatewayOptions): Gateway {
           kept = true;
           done.streaming = true;
           let finished = false;
-          return () => {
+          return (settlement) => {
             if (finished) return;
             finished = true;
+            // The slot is free as soon as the stream ends; the request counts as active (for
+            // idle() and the log) until its settlement is written.
             void release();
-            done.finish?.();
+            const finish = () => done.finish?.();
+            settlement.then(finish, finish);
           };
         },
       };

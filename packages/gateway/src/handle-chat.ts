@@ -82,7 +82,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   );
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
-  const releaseSlot = context.keepSlot();
+  const endSlot = context.keepSlot();
   const body = createChatStream({
     upstream: result.value,
     id: completionId(),
@@ -96,7 +96,10 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     onEnd: (summary: StreamSummary) => {
       abort.abort();
       if (summary.code) context.log.code = summary.code;
-      charge(summary.usage, summary.deliveredText, summary.outcome).finally(releaseSlot);
+      // An upstream that broke before delivering anything is a failed call, as a 502 would be: no charge.
+      const nothing = summary.outcome === 'upstream_failed' && !summary.usage && summary.deliveredText === '';
+      const close = nothing ? hold.release().then(() => void (context.log.costMicros = 0)) : charge(summary.usage, summary.deliveredText, summary.outcome);
+      endSlot(close);
     },
   });
   return new Response(body, { status: 200, headers: replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...extra }) });
@@ -127,11 +130,11 @@ async function teeChat(
     await charge(usage, '', usage ? 'done' : 'no_usage');
     return new Response(bytes, { status: raw.status, headers });
   }
-  const releaseSlot = context.keepSlot();
-  raw.usage.then(
+  const endSlot = context.keepSlot();
+  endSlot(raw.usage.then(
     (usage) => charge(usage, '', usage ? 'done' : 'incomplete'),
     () => charge(undefined, '', 'incomplete'),
-  ).finally(releaseSlot);
+  ));
   return new Response(raw.body, { status: raw.status, headers });
 }
 

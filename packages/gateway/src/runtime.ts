@@ -31,8 +31,9 @@ export interface MeteredContext {
   /** The request log record, filled in as the request goes. */
   log: Partial<RequestLog>;
   /**
-   * Hands the in-flight slot to a streamed body: the router then leaves it held, and the
-   * returned function gives it back when the stream ends.
+   * Hands the in-flight slot to a streamed body: the router then leaves it held. Call the returned
+   * function once when the stream ends, with the settlement: the slot is freed at once, and the
+   * request stays active until the settlement is done.
    */
-  keepSlot(): () => void;
+  keepSlot(): (settlement: Promise<unknown>) => void;
 }
