@@ -1,1 +1,10 @@
-export {};
+export { parseImageDataUrl } from './parse-image-data-url';
+export type { ParseImageDataUrlResult, ReferenceImageType } from './parse-image-data-url';
+export { sniffImageType, sniffBase64ImageType } from './sniff-image-type';
+export type { SniffedImageType } from './sniff-image-type';
+export { imageDimensions } from './image-dimensions';
+export type { ImageDimensions } from './image-dimensions';
+export { ASPECT_RATIOS, nearestAspectRatio, isAspectRatio } from './nearest-aspect-ratio';
+export type { AspectRatio } from './nearest-aspect-ratio';
+export { imagePixelSize } from './image-pixel-size';
+export type { ImageResolution } from './image-pixel-size';
