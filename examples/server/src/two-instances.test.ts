@@ -218,12 +218,29 @@ if (!available && process.env.CI === 'true') {
 
     it('fails closed with 503 service_unavailable while Redis is down', async () => {
       const { id, key } = await account('free', 1_000_000);
-      await redis.stop();
+      const server = redis;
+      redis = undefined as unknown as RedisServer;
+      await server.stop();
       const response = await chat(a.url, key);
       expect(response.status).toBe(503);
       expect(response.headers.get('x-request-id')).toBeNull();
       expect(await codeOf(response)).toBe('service_unavailable');
+      const models = await fetch(`${a.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+      expect(models.status).toBe(503);
+      expect(await codeOf(models)).toBe('service_unavailable');
       expect(await a.store.getBalance(id)).toEqual({ balance: 1_000_000, held: 0, available: 1_000_000 });
+    }, 30_000);
+
+    it('answers 503 service_unavailable while PostgreSQL is down', async () => {
+      const { key } = await account('free', 1_000_000);
+      const server = pg;
+      pg = undefined as unknown as PostgresServer;
+      await server.stop();
+      for (const response of [await chat(a.url, key), await fetch(`${a.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })]) {
+        expect(response.status).toBe(503);
+        expect(response.headers.get('x-request-id')).toBeNull();
+        expect(await codeOf(response)).toBe('service_unavailable');
+      }
     }, 30_000);
   });
 }
