@@ -235,17 +235,17 @@ describe('Billing 3: a stream that stops early pays for what it delivered', () =
     expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 11, completion_tokens: 4, outcome: 'upstream_failed' });
   });
 
-  it('uses the reported prompt tokens when usage arrived before the stream broke', async () => {
+  it('uses the reported usage when it arrived before the stream broke', async () => {
     // Events: role, 10 words, finish, usage, [DONE]: the cut after 13 loses only [DONE].
     const t = await open({ fakeOptions: { reply: TEN, faults: [{ kind: 'cut', afterChunks: 13 }] } });
     const response = await t.post('/v1/chat/completions', { model: 'odd', stream: true, messages: [{ role: 'user', content: COUNT_PROMPT }] });
     const { data } = await readEvents(response);
     expect(data).not.toContain('[DONE]');
     await t.gateway.idle();
-    // Prompt as reported (5 words). Completion: the larger of the reported 10 and the count on the
-    // delivered 48 characters, ceil(48 / 4) = 12. ceil(5 x 1.5 + 12 x 2.5) = ceil(37.5) = 38.
-    expect(await t.balance()).toEqual({ balance: 10_000_000 - 38, held: 0, available: 10_000_000 - 38 });
-    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 5, completion_tokens: 12, outcome: 'upstream_failed' });
+    // Usage as reported: it came after all the content, so it counts what was delivered.
+    // ceil(5 x 1.5 + 10 x 2.5) = ceil(32.5) = 33.
+    expect(await t.balance()).toEqual({ balance: 10_000_000 - 33, held: 0, available: 10_000_000 - 33 });
+    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 5, completion_tokens: 10, outcome: 'upstream_failed' });
   });
 });
 

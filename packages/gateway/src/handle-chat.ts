@@ -56,7 +56,9 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
 
   const charge = (usage: Usage | undefined, deliveredText: string, outcome: string) => {
     const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, config);
-    const completionTokens = usage && outcome === 'done' ? usage.completion_tokens : Math.max(usage?.completion_tokens ?? 0, estimateCompletionTokens(deliveredText));
+    // The provider's usage counts what it sent, and it comes after the content: when it arrived,
+    // everything it counts was delivered. Without it, count the text the client was sent.
+    const completionTokens = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
     const cost = chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
     return hold.settle(cost, { model: config.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
