@@ -26,7 +26,7 @@ export function createMetrics(): Metrics {
       count++;
       sum += seconds;
       for (let index = 0; index < BUCKETS.length; index++) if (seconds <= BUCKETS[index]!) buckets[index]!++;
-      micros += log.costMicros ?? 0;
+      if (log.funding !== 'included') micros += log.costMicros ?? 0;
       promptTokens += log.promptTokens ?? 0;
       completionTokens += log.completionTokens ?? 0;
     },

@@ -64,6 +64,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
     ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
     ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
+    onSettleError: ({ requestId, accountId, micros, error }) => {
+      log({ level: 'error', msg: 'settlement failed: charge by hand', requestId, accountId, micros, error: (error as Error)?.message });
+    },
     log: (record: RequestLog) => {
       metrics.record(record);
       log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });

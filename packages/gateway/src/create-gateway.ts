@@ -112,6 +112,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const { principal } = auth;
     log.accountId = principal.account.id;
     if (principal.keyId) log.keyId = principal.keyId;
+    log.funding = principal.funding;
     const account = { id: principal.account.id, plan: principal.account.plan };
 
     const admitted = await limiter.admit(account, route.endpoint);

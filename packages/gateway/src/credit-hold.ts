@@ -18,7 +18,7 @@ export interface HoldCreditsInput {
   ttlMs: number;
   requestId: string;
   /** Receives settle failures that outlived the retries (the hold then expires uncharged). */
-  onSettleError?: (error: unknown) => void;
+  onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
 }
 
 const SETTLE_ATTEMPTS = 4;
@@ -52,7 +52,7 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
           return;
         } catch (error) {
           if (attempt >= SETTLE_ATTEMPTS) {
-            input.onSettleError?.(error);
+            input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error });
             return;
           }
           await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));

@@ -26,6 +26,8 @@ export interface RequestLog {
   code?: string;
   accountId?: string;
   keyId?: string;
+  /** How the request was paid: `credits` (charged) or `included` (the plan's use, not charged). */
+  funding?: string;
   model?: string;
   provider?: string;
   stream?: boolean;
@@ -53,7 +55,7 @@ export interface GatewayOptions {
   characters?: string[];
   /** Admits the embedding app's own signed-in users (tokens that are not `sk_` keys). */
   authenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>;
-  /** Page fetch for `POST /v1/fetch`; the endpoint answers 404 model_not_found-free 503 when absent. */
+  /** Page fetch for `POST /v1/fetch`; without it the path is not served (plain-text 404). */
   pageFetcher?: PageFetcher;
   /** Micro-dollars per page fetch (default 0). */
   fetchMicrosPerCall?: number;
@@ -77,6 +79,11 @@ export interface GatewayOptions {
   timers?: GatewayTimers;
   /** Receives one record per finished request. */
   log?: (record: RequestLog) => void;
+  /**
+   * Told when a settlement could not be written after retries: the hold then expires uncharged.
+   * Alert on it; the details name the request, account and amount so it can be charged by hand.
+   */
+  onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
 }
 
 /** Who is calling: a key of an account, or the app's signed-in user. */

@@ -40,6 +40,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     micros: chatHoldMicros(price, promptBound, wanted),
     minimum: chatHoldMicros(price, promptBound, 1),
     ttlMs: runtime.holdTtlMs,
+    onSettleError: runtime.options.onSettleError,
     requestId,
   });
   if (!hold) return replies.error('insufficient_balance');

@@ -11,7 +11,7 @@ export async function handleFetch(runtime: Runtime, context: MeteredContext): Pr
   if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
   const price = runtime.options.fetchMicrosPerCall ?? 0;
   const requestId = newRequestId();
-  const hold = await holdCredits(runtime.store, context.principal, { micros: price, minimum: price, ttlMs: runtime.holdTtlMs, requestId });
+  const hold = await holdCredits(runtime.store, context.principal, { micros: price, minimum: price, ttlMs: runtime.holdTtlMs, requestId, onSettleError: runtime.options.onSettleError });
   if (!hold) return replies.error('insufficient_balance');
   const started = { requestId, funding: context.principal.funding };
   context.log.requestId = requestId;

@@ -30,6 +30,7 @@ export async function handleImages(runtime: Runtime, context: MeteredContext): P
     micros: perImage * request.n,
     minimum: perImage * request.n,
     ttlMs: runtime.holdTtlMs,
+    onSettleError: runtime.options.onSettleError,
     requestId,
   });
   if (!hold) return replies.error('insufficient_balance');

@@ -1,0 +1,44 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', adminPort: 9090, fetchMicrosPerCall: 0, onLimiterError: 'closed', shutdownGraceSeconds: 30 });
+    expect(config.maxInFlight).toBeUndefined();
+    expect(config.sharedSearchFetchPerMinute).toBeUndefined();
+  });
+
+  it('treats a variable set to the empty string as unset', () => {
+    const config = loadConfig({ PORT: '', TOLLGATE_MAX_IN_FLIGHT: '', TOLLGATE_SEARCH_FETCH_PER_MINUTE: '', DATABASE_URL: '' });
+    expect(config.port).toBe(8080);
+    expect(config.maxInFlight).toBeUndefined();
+    expect(config.sharedSearchFetchPerMinute).toBeUndefined();
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('refuses bad values with a message naming the setting', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(new ConfigError('PORT must be a whole number from 0 to 65535, not "eighty"'));
+    expect(() => loadConfig({ TOLLGATE_MAX_IN_FLIGHT: '0' })).toThrow(/TOLLGATE_MAX_IN_FLIGHT must be a whole number from 1/);
+    expect(() => loadConfig({ TOLLGATE_LIMITER_ON_ERROR: 'maybe' })).toThrow(/TOLLGATE_LIMITER_ON_ERROR must be "closed" or "open"/);
+  });
+
+  it('reads a config file, the environment winning, and refuses unknown keys', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
+    try {
+      const file = join(dir, 'tollgate.json');
+      writeFileSync(file, JSON.stringify({ port: 9000, maxInFlight: 50 }));
+      expect(loadConfig({ TOLLGATE_CONFIG: file })).toMatchObject({ port: 9000, maxInFlight: 50 });
+      expect(loadConfig({ TOLLGATE_CONFIG: file, PORT: '9100' }).port).toBe(9100);
+      writeFileSync(file, JSON.stringify({ prot: 9000 }));
+      expect(() => loadConfig({ TOLLGATE_CONFIG: file })).toThrow('TOLLGATE_CONFIG: unknown setting "prot"');
+      writeFileSync(file, '{ nope');
+      expect(() => loadConfig({ TOLLGATE_CONFIG: file })).toThrow(/is not valid JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
