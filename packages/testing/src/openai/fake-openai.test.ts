@@ -148,6 +148,7 @@ describe('fakeOpenAI: errors', () => {
         { kind: 'status', status: 400, code: 'content_filter' },
         { kind: 'status', status: 500 },
         { kind: 'status', status: 503 },
+        { kind: 'status', status: 503, message: 'The server is overloaded or not ready yet.' },
       ],
     });
     const limited = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
@@ -158,7 +159,9 @@ describe('fakeOpenAI: errors', () => {
     const failed = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
     expect([failed.status, (await failed.json()).error]).toEqual([500, { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null }]);
     const busy = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
-    expect([busy.status, (await busy.json()).error.message]).toEqual([503, 'The server is overloaded or not ready yet.']);
+    expect([busy.status, (await busy.json()).error.message]).toEqual([503, 'The service is temporarily unavailable. Please try again later.']);
+    const overloaded = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
+    expect([overloaded.status, (await overloaded.json()).error.message]).toEqual([503, 'The server is overloaded or not ready yet.']);
     const healthy = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
     expect(healthy.status).toBe(200);
     await healthy.text();

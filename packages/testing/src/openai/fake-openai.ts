@@ -21,6 +21,10 @@ export interface FakeOpenAIOptions {
   apiKey?: string;
   /** Model names of `/v1/models`; when set, other models get 404 `model_not_found`. */
   models?: string[];
+  /** Prompt tokens reported as read from the upstream's cache (capped at the prompt). */
+  cachedTokens?: number;
+  /** Hidden reasoning of requests with a `reasoning_effort`: its words count as reasoning tokens. */
+  thinking?: string;
   /** Prompt tokens above this get 400 `context_length_exceeded`. */
   contextTokens?: number;
   /** Clock in milliseconds for `created`; default `Date.now`. */
@@ -132,7 +136,10 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     }
     const replyText = typeof options.reply === 'function' ? options.reply(body) : (options.reply ?? DEFAULT_REPLY);
     const toolCalls = typeof options.toolCalls === 'function' ? options.toolCalls(body) : options.toolCalls;
-    const generation = generate(body, replyText, toolCalls, () => `call_${randomBase62(24)}`);
+    const generation = generate(body, replyText, toolCalls, () => `call_${randomBase62(24)}`, {
+      cachedTokens: options.cachedTokens,
+      thinking: options.thinking,
+    });
     const meta = { id: `chatcmpl-${randomBase62(29)}`, created: Math.floor(now() / 1000), model: body.model };
     const headers = { 'x-request-id': `req_${randomBase62(24)}`, 'openai-processing-ms': '1' };
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; include_obfuscation?: boolean };

@@ -70,7 +70,8 @@ const BY_STATUS: Record<number, Defaults> = {
   429: BY_CODE.rate_limit_exceeded!,
   500: { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
   502: { type: 'server_error', code: null, message: 'Bad gateway.' },
-  503: { type: 'server_error', code: null, message: 'The server is overloaded or not ready yet.' },
+  // A plain 503 is an unavailable upstream; pass OpenAI's 'The server is overloaded or not ready yet.' as the message for an overloaded one.
+  503: { type: 'server_error', code: null, message: 'The service is temporarily unavailable. Please try again later.' },
 };
 
 /** The `{"error":{message,type,param,code}}` body OpenAI sends for a status and code. */

@@ -73,10 +73,16 @@ export function generate(
   text: string,
   toolCalls: FakeToolCall[] | undefined,
   callId: (index: number) => string,
+  extras: { cachedTokens?: number; thinking?: string } = {},
 ): FakeGeneration {
-  const limit = request.max_completion_tokens ?? request.max_tokens ?? Infinity;
   const prompt = countPromptTokens(request);
-  const useTools = toolCalls !== undefined && toolCalls.length > 0 && (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
+  // Reasoning models spend hidden reasoning tokens inside the output limit and the completion count.
+  const reasoning = request.reasoning_effort && request.reasoning_effort !== 'none' && extras.thinking ? countWords(extras.thinking) : 0;
+  const limit = Math.max(0, (request.max_completion_tokens ?? request.max_tokens ?? Infinity) - reasoning);
+  const cached = Math.min(extras.cachedTokens ?? 0, prompt);
+  // Like a model: call tools when offered, but answer in text once the tool results are in.
+  const lastRole = request.messages?.at(-1)?.role;
+  const useTools = toolCalls !== undefined && toolCalls.length > 0 && (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none' && lastRole !== 'tool';
   let pieces: string[] = [];
   let calls: FakeGeneration['toolCalls'] = [];
   let finishReason: FakeGeneration['finishReason'] = 'stop';
@@ -93,6 +99,7 @@ export function generate(
     }
     completion = pieces.length;
   }
+  completion += reasoning;
   return {
     pieces,
     toolCalls: calls,
@@ -101,8 +108,8 @@ export function generate(
       prompt_tokens: prompt,
       completion_tokens: completion,
       total_tokens: prompt + completion,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     },
   };
 }
