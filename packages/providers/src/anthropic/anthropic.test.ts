@@ -73,6 +73,14 @@ describe('anthropic', () => {
     expect(fake.open).toBe(0);
   });
 
+  it('a connection reset (not a refused connect) may have reached the upstream: upstream_error, accepted', async () => {
+    const reset = (async () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+    }) as typeof globalThis.fetch;
+    const error = await anthropic({ apiKey: 'k', fetch: reset }).chat!(hello, { upstream: 'c' }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'upstream_error', accepted: true });
+  });
+
   it('refuses an untranslatable request before sending it, as not accepted', async () => {
     const { fake, provider } = setup();
     const request: ProviderChatRequest = { ...hello, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA' } }] }] };

@@ -1,4 +1,5 @@
-import { ProviderError } from '../provider';
+import { mapFetchFailure } from '../openai/map-openai-error';
+import type { ProviderError } from '../provider';
 import { mapAnthropicError } from './map-anthropic-error';
 
 /** Where and how to reach the Messages API. */
@@ -10,8 +11,10 @@ export interface AnthropicTransport {
 
 /**
  * POSTs a JSON body and returns the 200 response; any other outcome throws a mapped
- * {@link ProviderError}. A connection failure is `upstream_unavailable` and not accepted; an abort
- * by our own signal is rethrown as it is, because the client left and nothing failed upstream.
+ * {@link ProviderError}. A connection that could not be made is `upstream_unavailable` and not
+ * accepted; a reset or timeout may have reached the upstream and is `upstream_error` (the OpenAI
+ * adapter's `mapFetchFailure`, shared). An abort by our own signal is rethrown as it is: the
+ * client left and nothing failed upstream.
  */
 export async function postAnthropic(transport: AnthropicTransport, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
   let response: Response;
@@ -24,7 +27,7 @@ export async function postAnthropic(transport: AnthropicTransport, body: unknown
     });
   } catch (error) {
     if (signal?.aborted) throw error;
-    throw new ProviderError('upstream_unavailable', { accepted: false });
+    throw mapFetchFailure(error);
   }
   if (response.ok) return response;
   let parsed: unknown;

@@ -1,3 +1,4 @@
+import { mapFetchFailure } from '../openai/map-openai-error';
 import { ProviderError } from '../provider';
 import { mapGeminiError } from './map-gemini-error';
 
@@ -16,8 +17,10 @@ export function geminiUrl(transport: GeminiTransport, upstream: string, method: 
 
 /**
  * POSTs a JSON body and returns the 200 response; any other outcome throws a mapped
- * {@link ProviderError}. A connection failure is `upstream_unavailable` and not accepted; an abort
- * by our own signal is rethrown as it is, because the client left and nothing failed upstream.
+ * {@link ProviderError}. A connection that could not be made is `upstream_unavailable` and not
+ * accepted; a reset or timeout may have reached the upstream and is `upstream_error` (the OpenAI
+ * adapter's `mapFetchFailure`, shared). An abort by our own signal is rethrown as it is: the
+ * client left and nothing failed upstream.
  */
 export async function postGemini(transport: GeminiTransport, url: string, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
   let response: Response;
@@ -25,7 +28,7 @@ export async function postGemini(transport: GeminiTransport, url: string, body: 
     response = await transport.fetch(url, { method: 'POST', headers: transport.headers, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
   } catch (error) {
     if (signal?.aborted) throw error;
-    throw new ProviderError('upstream_unavailable', { accepted: false });
+    throw mapFetchFailure(error);
   }
   if (response.ok) return response;
   let parsed: unknown;
