@@ -55,13 +55,20 @@ describe('fakeImagesHandler', () => {
   });
 
   it('refuses an invalid size with the OpenAI 400 body naming size', async () => {
-    for (const size of ['1024', '2049x1024', '0x10', '1024X1024', 512]) {
+    for (const size of ['1024', '4097x1024', '0x10', '1024X1024', 512]) {
       expect(await errorOf(await fakeImagesHandler(post({ prompt: 'x', size })))).toEqual({
         status: 400,
-        body: { error: { message: `Invalid value: '${size}'. Supported values are: 'auto' and 'WIDTHxHEIGHT' with sides from 1 to 2048.`, type: 'invalid_request_error', param: 'size', code: null } },
+        body: { error: { message: `Invalid value: '${size}'. Supported values are: 'auto' and 'WIDTHxHEIGHT' with sides from 1 to 4096.`, type: 'invalid_request_error', param: 'size', code: null } },
       });
     }
-    expect((await fakeImagesHandler(post({ prompt: 'x', size: '2048x2048', n: 1 }))).status).toBe(200);
+  });
+
+  it('draws sizes above 2048 scaled down to fit 2048x2048, ratio kept, and reports the drawn size', async () => {
+    const body = await (await fakeImagesHandler(post({ prompt: 'x', size: '3072x2048' }))).json();
+    expect(body.size).toBe('2048x1365');
+    expect(ihdrSize(decode(body.data[0].b64_json))).toEqual([2048, 1365]);
+    const square = await (await fakeImagesHandler(post({ prompt: 'x', size: '2048x2048' }))).json();
+    expect(ihdrSize(decode(square.data[0].b64_json))).toEqual([2048, 2048]);
   });
 
   it('refuses what OpenAI refuses: missing prompt, bad n, unknown parameters, bad JSON', async () => {
@@ -141,7 +148,7 @@ describe('fakeImagesHandler', () => {
     expect(result.data?.map((image) => ihdrSize(decode(image.b64_json ?? '')))).toEqual([[1536, 1024], [1536, 1024]]);
     expect(result.usage?.output_tokens).toBe(2 * 1536);
     expect(result.quality).toBe('low');
-    const failure = await client.images.generate({ model: 'gpt-image-1', prompt: 'x', size: '4096x4096' as '1024x1024' }).catch((error: unknown) => error);
+    const failure = await client.images.generate({ model: 'gpt-image-1', prompt: 'x', size: '5000x5000' as '1024x1024' }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
     expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('size');
   });

@@ -1,6 +1,6 @@
 import { invalidRequest } from './openai-error-response';
 
-/** A validated images request of the OpenAI wire format, with the size resolved to pixels. */
+/** A validated images request of the OpenAI wire format, with the size resolved to the pixels drawn. */
 export interface ImagesRequest {
   model: string;
   prompt: string;
@@ -11,8 +11,11 @@ export interface ImagesRequest {
   quality: string;
 }
 
-/** The largest side the fake draws; larger sizes are refused, not silently shrunk. */
-export const MAX_SIDE = 2048;
+/** The largest side the fake accepts: OpenAI-compatible servers take up to 4K; larger is refused. */
+export const MAX_SIDE = 4096;
+
+/** The largest side the fake draws: bigger requests are drawn scaled down, ratio kept, for speed. */
+export const MAX_DRAWN_SIDE = 2048;
 
 // Every parameter of POST /v1/images/generations (openai SDK ImageGenerateParams); others are unknown.
 const KNOWN = new Set(['model', 'prompt', 'n', 'size', 'quality', 'response_format', 'background', 'moderation', 'output_compression', 'output_format', 'partial_images', 'stream', 'style', 'user']);
@@ -55,8 +58,14 @@ export function parseImagesRequest(body: unknown): { ok: true; request: ImagesRe
     // As the brief of the fake asks: code null on a bad size, like dall-e's answers.
     return refuse('size', `Invalid value: '${String(size)}'. Supported values are: 'auto' and 'WIDTHxHEIGHT' with sides from 1 to ${MAX_SIDE}.`);
   }
-  const request = { model, prompt, n, ...pixels, size: `${pixels.width}x${pixels.height}`, quality };
+  const drawn = capped(pixels.width, pixels.height);
+  const request = { model, prompt, n, ...drawn, size: `${drawn.width}x${drawn.height}`, quality };
   return { ok: true, request };
+}
+
+function capped(width: number, height: number): { width: number; height: number } {
+  const scale = Math.min(1, MAX_DRAWN_SIDE / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
 
 function parseSize(size: string): { width: number; height: number } | undefined {
