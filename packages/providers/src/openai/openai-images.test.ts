@@ -54,3 +54,14 @@ describe('openaiCompatible: images', () => {
     expect([(linked as ProviderError).code, (linked as ProviderError).accepted]).toEqual(['upstream_error', true]);
   });
 });
+
+describe('openaiCompatible: images against fakeOpenAI', () => {
+  it('gets real PNGs of the mapped size', async () => {
+    const { fakeOpenAI } = await import('@tollgate/testing');
+    const upstream = fakeOpenAI({ apiKey: 'k' });
+    const provider = openaiCompatible({ baseURL: 'http://fake/v1', apiKey: 'k', fetch: upstream.fetch });
+    const images = await provider.images!({ prompt: 'a cat', n: 2, aspect_ratio: '1:1', resolution: '1k', reference_images: [] }, { upstream: 'gpt-image-1' });
+    expect(images.map((image) => image.mime_type)).toEqual(['image/png', 'image/png']);
+    expect(upstream.requests[0]!.body).toMatchObject({ size: '1024x1024', n: 2, response_format: 'b64_json' });
+  });
+});

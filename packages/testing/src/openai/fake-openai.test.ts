@@ -264,10 +264,17 @@ describe('fakeOpenAI: stream faults', () => {
     expect(upstream.open).toBe(0);
   });
 
-  it('answers 404 for images until the images fake exists', async () => {
-    const upstream = fakeOpenAI();
-    const response = await upstream.fetch('http://fake/v1/images/generations', post({ model: 'i', prompt: 'p' }));
-    expect([404, 200, 400]).toContain(response.status);
-    expect(upstream.requests[0]!.body).toEqual({ model: 'i', prompt: 'p' });
+  it('routes image generations to the images fake, behind the same key and faults', async () => {
+    const upstream = fakeOpenAI({ apiKey: 'k', faults: [{ kind: 'status', status: 503 }] });
+    const request = () => upstream.fetch('http://fake/v1/images/generations', post({ model: 'gpt-image-1', prompt: 'a cat', n: 1, size: '1024x1024' }, { authorization: 'Bearer k' }));
+    expect((await request()).status).toBe(503);
+    const response = await request();
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.data).toHaveLength(1);
+    expect(body.data[0].b64_json.startsWith('iVBORw0KGgo')).toBe(true);
+    expect(upstream.requests[1]!.body).toEqual({ model: 'gpt-image-1', prompt: 'a cat', n: 1, size: '1024x1024' });
+    const refused = await upstream.fetch('http://fake/v1/images/generations', post({ model: 'gpt-image-1', prompt: 'x' }, { authorization: 'Bearer nope' }));
+    expect(refused.status).toBe(401);
   });
 });

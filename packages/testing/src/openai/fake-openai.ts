@@ -1,6 +1,6 @@
 import { randomBase62 } from '@tollgate/core';
 import { createObfuscator } from '@tollgate/sse';
-import * as images from '../images/index';
+import { fakeImagesHandler } from '../images/index';
 import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
 import { faultStream } from '../fault-stream';
 import { openaiErrorBody, openaiErrorResponse } from './openai-error';
@@ -61,8 +61,6 @@ export interface FakeUpstream {
 const DEFAULT_REPLY = 'Hello! This is the fake upstream speaking.';
 const DEFAULT_MODELS = ['gpt-4o-mini', 'gpt-4o'];
 
-type ImagesHandler = (request: Request) => Promise<Response>;
-
 /**
  * A wire-accurate fake of OpenAI's chat completions API: replies, SSE streams with usage, tool
  * calls, OpenAI's error bodies, and injected faults. Tokens are words, so usage is predictable.
@@ -87,7 +85,6 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     const fault = faults.next();
     if (fault?.kind === 'refuse') throw connectionRefused(request.url);
     const url = new URL(request.url);
-    const imagesHandler = (images as unknown as Record<string, unknown>).fakeImagesHandler as ImagesHandler | undefined;
     const isImages = url.pathname.endsWith('/images/generations');
     const text = await request.clone().text();
     requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJson(text) });
@@ -101,10 +98,7 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
 
     if (url.pathname.endsWith('/models') && request.method === 'GET') return models();
     if (url.pathname.endsWith('/chat/completions') && request.method === 'POST') return chat(request, text, fault);
-    if (isImages && request.method === 'POST') {
-      if (imagesHandler) return imagesHandler(request);
-      return new Response('Not Found', { status: 404 });
-    }
+    if (isImages && request.method === 'POST') return fakeImagesHandler(request, { now });
     return openaiErrorResponse(404, { code: null, message: `Invalid URL (${request.method} ${url.pathname})` });
   }
 
