@@ -91,7 +91,11 @@ describe('fakeGemini', () => {
     const body = await (await post(fakeGemini(), { ...BASE, generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1' } } }, 'http://fake/v1beta/models/gemini-2.5-flash-image:generateContent')).json();
     const part = body.candidates[0].content.parts[0];
     expect(part.inlineData.mimeType).toBe('image/png');
-    expect(atob(part.inlineData.data).slice(1, 4)).toBe('PNG');
+    const bytes = atob(part.inlineData.data);
+    expect(bytes.slice(1, 4)).toBe('PNG');
+    // IHDR width and height: 1:1 at 1K is 1024 x 1024.
+    const view = new DataView(Uint8Array.from(bytes.slice(16, 24), (char) => char.charCodeAt(0)).buffer);
+    expect([view.getUint32(0), view.getUint32(4)]).toEqual([1024, 1024]);
   });
 
   it('closes the body when the client cancels a stalled stream', async () => {

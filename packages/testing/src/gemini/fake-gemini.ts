@@ -1,4 +1,4 @@
-import * as images from '../images/index';
+import { geminiImagePart } from '../images/index';
 import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
 import { faultStream } from '../fault-stream';
 import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
@@ -40,10 +40,6 @@ export interface FakeGeminiOptions {
 const DEFAULT_REPLY = 'Hello! This is the fake Gemini speaking.';
 const DEFAULT_THINKING = 'The user greets me, so I should greet them back briefly.';
 const ROUTE = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
-// A 1x1 PNG for image replies when the image helpers of @tollgate/testing are not there.
-const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-type ImagePart = (width: number, height: number, seed: number) => Promise<{ inlineData: { mimeType: string; data: string } }>;
 
 /**
  * A wire-accurate fake of the Gemini API (`models/{model}:generateContent` and
@@ -144,14 +140,12 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
   };
 }
 
-/** The image of an IMAGE reply: a real PNG of the asked aspect ratio when the image helpers exist. */
+/** The image of an IMAGE reply: a real PNG of the asked aspect ratio and size, different per request. */
 async function image(body: GeminiWireRequest, seed: number): Promise<{ mimeType: string; data: string }> {
-  const helper = (images as unknown as Record<string, unknown>).geminiImagePart as ImagePart | undefined;
-  if (!helper) return { mimeType: 'image/png', data: PIXEL_PNG };
   const [w, h] = (body.generationConfig?.imageConfig?.aspectRatio ?? '1:1').split(':').map(Number) as [number, number];
   const long = body.generationConfig?.imageConfig?.imageSize === '2K' ? 2048 : 1024;
   const [width, height] = w >= h ? [long, Math.round((long * h) / w / 8) * 8] : [Math.round((long * w) / h / 8) * 8, long];
-  return (await helper(width, height, seed)).inlineData;
+  return (await geminiImagePart(width, height, seed)).inlineData;
 }
 
 /** A streamGenerateContent body without `alt=sse`: one JSON array, an element per event. */
