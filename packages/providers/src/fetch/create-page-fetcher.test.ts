@@ -101,6 +101,15 @@ describe('createPageFetcher: SSRF guard', () => {
     expect(connections.map((c) => c.address)).toEqual([PUBLIC]);
   });
 
+  it('says a refusal after a redirect came from the redirect', async () => {
+    const { fetcher } = harness(dns, { 'https://example.com/start': redirect('http://internal.example/') });
+    expect(await fetcher.fetch({ url: 'https://example.com/start', format: 'markdown' })).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'url redirected to an address that is refused: url must point to a public address; its host is a private, local or reserved address.',
+    });
+  });
+
   it('refuses a redirect chain longer than 5, after 6 connections to the checked address', async () => {
     const pages: Record<string, () => Response> = {};
     for (let hop = 0; hop < 7; hop += 1) pages[`https://example.com/${hop}`] = redirect(`/${hop + 1}`, 301);
@@ -156,6 +165,37 @@ describe('createPageFetcher: SSRF guard', () => {
     expect(connections.map((c) => c.address)).toEqual(['127.0.0.1']);
     const other = await fetcher.fetch({ url: 'http://10.0.0.1/', format: 'markdown' });
     expect(other.ok).toBe(false);
+  });
+});
+
+describe('createPageFetcher: precheck (no I/O, before the gateway holds credit)', () => {
+  const NOT_PUBLIC = 'url must point to a public address; its host is a private, local or reserved address.';
+
+  it.each([
+    ['http://127.0.0.1/', NOT_PUBLIC],
+    ['http://2130706433/', NOT_PUBLIC],
+    ['http://0177.0.0.1/', NOT_PUBLIC],
+    ['http://0x7f.1/', NOT_PUBLIC],
+    ['http://[::ffff:127.0.0.1]/', NOT_PUBLIC],
+    ['http://[fe80::1]/', NOT_PUBLIC],
+    ['http://169.254.169.254/latest/meta-data/', NOT_PUBLIC],
+    ['ftp://example.com/', 'url must use http or https.'],
+    ['http://user:pw@example.com/', 'url must not contain credentials.'],
+    ['http://example.com:22/', 'url must use port 80, 443 or a port from 1024 to 65535.'],
+  ])('refuses %s on its spelling', (url, message) => {
+    const { fetcher, lookups, connections } = harness({}, {});
+    expect(fetcher.precheck!(url)).toEqual({ ok: false, code: 'invalid_parameter', message });
+    expect(lookups).toEqual([]);
+    expect(connections).toEqual([]);
+  });
+
+  it('passes names (checked after DNS by fetch), public literals and allowed addresses, without a lookup', () => {
+    const { fetcher, lookups } = harness({}, {}, { allowAddress: (address) => address === '127.0.0.1' });
+    expect(fetcher.precheck!('http://internal.example/')).toEqual({ ok: true });
+    expect(fetcher.precheck!(`http://${PUBLIC}/`)).toEqual({ ok: true });
+    expect(fetcher.precheck!('http://127.1:8080/')).toEqual({ ok: true });
+    expect(fetcher.precheck!('http://10.0.0.1/')).toEqual({ ok: false, code: 'invalid_parameter', message: NOT_PUBLIC });
+    expect(lookups).toEqual([]);
   });
 });
 

@@ -1,9 +1,11 @@
 import { checkPageUrl } from './check-page-url';
 import { contentKind, decodeBody, pageContent, parseContentType, sniffContentType } from './page-content';
-import type { PageFetchResult, PageFetcher, PageFetcherOptions, PageRequest } from './page-fetcher';
+import type { PageFetchResult, PageFetcher, PageFetcherOptions, PageRequest, PageUrlCheck } from './page-fetcher';
 import { raceSignal } from './race-signal';
 import { readCappedBody } from './read-capped-body';
-import { resolvePageAddress } from './resolve-page-address';
+import { isPublicAddress } from './is-public-address';
+import { parseHostAddress } from './parse-host-address';
+import { NOT_PUBLIC_MESSAGE, resolvePageAddress } from './resolve-page-address';
 
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -21,7 +23,7 @@ class FetchStopped extends Error {
 
 type Failure = Extract<PageFetchResult, { ok: false }>;
 
-function refused(message: string): Failure {
+function refused(message: string): Failure & { code: 'invalid_parameter' } {
   return { ok: false, code: 'invalid_parameter', message };
 }
 
@@ -49,7 +51,11 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
     let url = requested;
     for (let redirects = 0; ; redirects += 1) {
       const target = await raceSignal(resolvePageAddress(url, options), signal);
-      if (!target.ok) return target;
+      if (!target.ok) {
+        // After a redirect, say so: the client's own url was public.
+        if (redirects > 0 && target.code === 'invalid_parameter') return refused(`url redirected to an address that is refused: ${target.message}`);
+        return target;
+      }
       let response: Response;
       try {
         response = await raceSignal(options.transport({ url, address: target.address, signal, headers: { ...headers } }), signal);
@@ -105,6 +111,14 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
   }
 
   return {
+    precheck(input: string): PageUrlCheck {
+      const checked = checkPageUrl(input);
+      if (!checked.ok) return refused(checked.message);
+      // The same rule as after DNS (allowAddress included), applied to a literal host without I/O.
+      const literal = parseHostAddress(checked.url.hostname);
+      if (literal !== undefined && !isPublicAddress(literal) && options.allowAddress?.(literal) !== true) return refused(NOT_PUBLIC_MESSAGE);
+      return { ok: true };
+    },
     async fetch(request, callOptions = {}) {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new FetchStopped('timeout')), timeoutMs);

@@ -10,4 +10,5 @@ export type {
   PageResolver,
   PageTransport,
   PageTransportRequest,
+  PageUrlCheck,
 } from './page-fetcher';

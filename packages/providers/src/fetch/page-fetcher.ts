@@ -66,8 +66,17 @@ export type PageFetchResult =
   | { ok: true; page: Page }
   | { ok: false; code: 'invalid_parameter' | 'upstream_error' | 'upstream_unavailable'; message: string };
 
+/** The outcome of {@link PageFetcher.precheck}: refused on its spelling alone, or worth fetching. */
+export type PageUrlCheck = { ok: true } | { ok: false; code: 'invalid_parameter'; message: string };
+
 /** The built-in page fetch of `POST /v1/fetch`. */
 export interface PageFetcher {
   /** Fetches one page; never throws for expected failures. */
   fetch(request: PageRequest, options?: { signal?: AbortSignal }): Promise<PageFetchResult>;
+  /**
+   * Optional, synchronous and without I/O: refuses a URL its spelling already condemns (scheme,
+   * credentials, port, an IP-literal host that is not public), so the gateway can refuse it
+   * before holding credit. `ok: true` is no promise: `fetch` still checks every resolved address.
+   */
+  precheck?(url: string): PageUrlCheck;
 }

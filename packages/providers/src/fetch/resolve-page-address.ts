@@ -2,6 +2,9 @@ import { isPublicAddress } from './is-public-address';
 import type { PageFetcherOptions } from './page-fetcher';
 import { parseHostAddress } from './parse-host-address';
 
+/** The refusal of a host that is (or resolves to) a non-public address; it never echoes the address. */
+export const NOT_PUBLIC_MESSAGE = 'url must point to a public address; its host is a private, local or reserved address.';
+
 /** The result of {@link resolvePageAddress}. */
 export type ResolvePageAddressResult =
   | { ok: true; address: string }
@@ -38,7 +41,7 @@ export async function resolvePageAddress(
     const canonical = parseHostAddress(address);
     const admitted = canonical !== undefined && (isPublicAddress(canonical) || options.allowAddress?.(canonical) === true);
     if (!admitted) {
-      return { ok: false, code: 'invalid_parameter', message: 'url must point to a public address; its host is a private, local or reserved address.' };
+      return { ok: false, code: 'invalid_parameter', message: NOT_PUBLIC_MESSAGE };
     }
     checked.push(canonical);
   }
