@@ -1,0 +1,528 @@
+/**
+ * The stream lifecycle through `gateway.fetch` (issue 6): the wire shape of every chunk, keepalive,
+ * upstream failures after the first event, refusals before it, client disconnects, backpressure
+ * and slow upstreams. Time runs on a manual clock with manual timers (the fake's drip included),
+ * and after every test no upstream body, timer, in-flight slot or hold may remain.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { errorRecord, type ErrorCode } from '@tollgate/core';
+import { estimateCompletionTokens } from '@tollgate/billing';
+import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
+import { openaiCompatible } from '@tollgate/providers';
+import type { GatewayTimers } from './gateway-options';
+import { chatBody, manualClock, setup, UPSTREAM_KEY, type ManualClock, type SetupOptions, type TestGateway } from './test-harness';
+
+const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
+/** The fake's default reply, split by the fake into 7 word pieces. */
+const REPLY = 'Hello! This is the fake upstream speaking.';
+const HUNDRED = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+
+/** Lets pending promise chains and stream pipes run. */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** Timers on the manual clock; `advance` fires what falls due, in order, letting promises run in between. */
+function manualTimers(clock: ManualClock) {
+  let next = 0;
+  const pending = new Map<number, { at: number; fn: () => void }>();
+  const timers: GatewayTimers = {
+    setTimeout: (fn, ms) => {
+      pending.set(++next, { at: clock.now() + ms, fn });
+      return next;
+    },
+    clearTimeout: (handle) => void pending.delete(handle as number),
+  };
+  return {
+    timers,
+    /** Timer handles armed and neither fired nor cleared. */
+    get pending() {
+      return pending.size;
+    },
+    /** The fake upstream's wait (drip faults) on the same clock; it clears its timer on abort. */
+    sleep: (ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        const onAbort = () => {
+          timers.clearTimeout(handle);
+          reject(signal.reason);
+        };
+        const handle = timers.setTimeout(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        }, ms);
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    async advance(ms: number) {
+      const end = clock.now() + ms;
+      for (;;) {
+        let due: [number, { at: number; fn: () => void }] | undefined;
+        for (const entry of pending) if (entry[1].at <= end && (!due || entry[1].at < due[1].at)) due = entry;
+        if (!due) break;
+        pending.delete(due[0]);
+        if (due[1].at > clock.now()) clock.advance(due[1].at - clock.now());
+        due[1].fn();
+        await flush();
+      }
+      clock.advance(end - clock.now());
+      await flush();
+    },
+  };
+}
+
+/** The upstream body as the provider reads it: every read from the fake is counted and recorded. */
+interface Tapped {
+  /** Reads the provider made from the fake's body (one per upstream event). */
+  reads: number;
+  text: string;
+}
+
+/** Wraps a fetch so each response body is read through a pull-based counter (adds no buffering). */
+function tapFetch(inner: () => typeof globalThis.fetch) {
+  const bodies: Tapped[] = [];
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const response = await inner()(input, init);
+    if (!response.body) return response;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const tapped: Tapped = { reads: 0, text: '' };
+    bodies.push(tapped);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          tapped.reads++;
+          tapped.text += decoder.decode(value, { stream: true });
+          controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: response.status, headers: response.headers });
+  }) as typeof globalThis.fetch;
+  return { fetch, bodies };
+}
+
+type StreamGateway = Awaited<ReturnType<typeof open>>;
+const opened: StreamGateway[] = [];
+
+/** A gateway on manual time with an inspectable limiter and a tapped upstream; checked for leaks after the test. */
+async function open(options: SetupOptions = {}) {
+  const clock = manualClock();
+  const time = manualTimers(clock);
+  const limiter = memoryLimiter();
+  let t: TestGateway | undefined;
+  const tap = tapFetch(() => t!.fake.fetch);
+  const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: tap.fetch });
+  t = await setup({
+    now: clock.now,
+    timers: time.timers,
+    limiter,
+    providers: { local: provider },
+    ...options,
+    fakeOptions: { sleep: time.sleep, ...options.fakeOptions },
+  });
+  const inFlight = () => limiter.inFlight(limiterKeys.flight(t!.accountId), clock.now());
+  const stream = (extra: Record<string, unknown> = {}) => t!.post('/v1/chat/completions', chatBody({ stream: true, ...extra }));
+  const s = { ...t, clock, time, limiter, upstream: tap.bodies, inFlight, stream };
+  opened.push(s);
+  return s;
+}
+
+/** Waits for the gateway to finish every request, failing (not hanging) when it does not. */
+async function settled(s: StreamGateway): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 2_000)));
+  const result = await Promise.race([s.gateway.idle().then(() => 'idle' as const), timeout]);
+  clearTimeout(timer);
+  expect(result, `gateway.active stayed at ${s.gateway.active}`).toBe('idle');
+}
+
+/** No upstream body, timer, in-flight slot or hold remains, and the ledger adds up. */
+async function expectNothingLeft(s: StreamGateway): Promise<void> {
+  await settled(s);
+  await flush();
+  expect(s.gateway.active).toBe(0);
+  expect(s.fake.open).toBe(0);
+  expect(s.time.pending).toBe(0);
+  expect(await s.inFlight()).toBe(0);
+  const { balance, held } = await s.balance();
+  expect(held).toBe(0);
+  const entries = await s.store.entries(s.accountId);
+  expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance);
+}
+
+afterEach(async () => {
+  for (const s of opened.splice(0)) await expectNothingLeft(s);
+});
+
+/** Splits SSE text into `data:` payloads and comment lines, in order. */
+function parseEvents(text: string): { data: string[]; comments: string[]; events: string[] } {
+  const data: string[] = [];
+  const comments: string[] = [];
+  const events: string[] = [];
+  for (const event of text.split('\n\n')) {
+    if (event === '') continue;
+    events.push(event);
+    if (event.startsWith('data: ')) data.push(event.slice(6));
+    else if (event.startsWith(':')) comments.push(event);
+  }
+  return { data, comments, events };
+}
+
+/** Reads a body eagerly in the background, as a fast client does. */
+function collect(response: Response) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const state = { text: '', closed: false };
+  const finished = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return void (state.closed = true);
+      state.text += decoder.decode(value, { stream: true });
+    }
+  })();
+  return { state, finished, parsed: () => parseEvents(state.text), cancel: () => reader.cancel() };
+}
+
+/** Reads a body on demand: `take(n)` reads until n more `data:` events arrived. */
+function stepReader(response: Response) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const comments: string[] = [];
+  return {
+    comments,
+    async take(n: number): Promise<string[]> {
+      const out: string[] = [];
+      while (out.length < n) {
+        const at = buffer.indexOf('\n\n');
+        if (at >= 0) {
+          const event = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          if (event.startsWith('data: ')) out.push(event.slice(6));
+          else comments.push(event);
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended after ${out.length} of ${n} events`);
+        buffer += decoder.decode(value, { stream: true });
+      }
+      return out;
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+interface Chunk {
+  id: string;
+  object: string;
+  created: number;
+  model: string;
+  choices: { index: number; delta: { content?: string | null; role?: string }; finish_reason: string | null }[];
+  usage?: unknown;
+  obfuscation?: string;
+}
+
+/** Checks every chunk of a finished stream and returns the content chunks and the usage chunk. */
+function expectChunks(data: string[], includeUsage: boolean, upstreamIds: string[]) {
+  expect(data.at(-1)).toBe('[DONE]');
+  const chunks = data.slice(0, -1).map((payload) => JSON.parse(payload) as Chunk);
+  const id = chunks[0]!.id;
+  expect(id).toMatch(/^chatcmpl-[A-Za-z0-9]+$/);
+  expect(upstreamIds).not.toContain(id);
+  for (const chunk of chunks) {
+    expect(chunk.id).toBe(id);
+    expect(chunk.object).toBe('chat.completion.chunk');
+    expect(chunk.model).toBe('fast');
+    expect(chunk.obfuscation).toMatch(OBFUSCATION);
+    expect(Number.isInteger(chunk.created)).toBe(true);
+  }
+  const usageChunk = includeUsage ? chunks.pop()! : undefined;
+  if (usageChunk) {
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage).toEqual(expect.objectContaining({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) }));
+  }
+  for (const chunk of chunks) {
+    expect('usage' in chunk).toBe(false);
+    expect(chunk.choices).toHaveLength(1);
+  }
+  chunks.slice(0, -1).forEach((chunk) => expect(chunk.choices[0]!.finish_reason).toBeNull());
+  expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
+  const text = chunks.map((chunk) => chunk.choices[0]!.delta.content ?? '').join('');
+  return { chunks, usageChunk, text };
+}
+
+/** The `id`s and the usage chunk the upstream sent in a recorded body. */
+function upstreamSent(tapped: Tapped) {
+  const payloads = parseEvents(tapped.text).data.filter((payload) => payload !== '[DONE]').map((payload) => JSON.parse(payload) as Chunk);
+  return { ids: [...new Set(payloads.map((chunk) => chunk.id))], usage: payloads.find((chunk) => chunk.choices.length === 0)?.usage };
+}
+
+/** The account's charge entries, oldest first. */
+async function charges(s: StreamGateway) {
+  return (await s.store.entries(s.accountId)).filter((entry) => entry.kind === 'charge').reverse();
+}
+
+describe('every chunk of a stream', () => {
+  it('has our id, the request model, obfuscation, no usage, and finish_reason only on the last; the upstream was asked for usage', async () => {
+    const s = await open();
+    const response = await s.stream();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    const { data, comments } = parseEvents(await response.text());
+    expect(comments).toEqual([]);
+    expect(s.fake.requests[0]!.body.stream).toBe(true);
+    expect(s.fake.requests[0]!.body.stream_options).toEqual({ include_usage: true });
+    const sent = upstreamSent(s.upstream[0]!);
+    expect(sent.usage).toBeDefined(); // the upstream sent a usage chunk, and it was stripped
+    const { chunks, text } = expectChunks(data, false, sent.ids);
+    expect(chunks).toHaveLength(1 + 7 + 1); // role, 7 word pieces, the finish chunk
+    expect(text).toBe(REPLY);
+    expect(new Set(chunks.map((chunk) => chunk.obfuscation)).size).toBeGreaterThan(1);
+  });
+
+  it('adds the usage chunk, as the upstream reported it, just before [DONE] when include_usage is true', async () => {
+    const s = await open();
+    const response = await s.stream({ stream_options: { include_usage: true } });
+    const { data } = parseEvents(await response.text());
+    const sent = upstreamSent(s.upstream[0]!);
+    const { usageChunk, text } = expectChunks(data, true, sent.ids);
+    expect(usageChunk!.usage).toEqual(sent.usage);
+    expect(text).toBe(REPLY);
+    await settled(s);
+    // The account pays the reported usage: 1 micro per prompt token, 2 per completion token.
+    const usage = sent.usage as { prompt_tokens: number; completion_tokens: number };
+    expect(await s.balance()).toMatchObject({ balance: 10_000_000 - usage.prompt_tokens - 2 * usage.completion_tokens, held: 0 });
+  });
+
+  it('asks for usage upstream also when the client says include_usage: false, and sends no usage chunk', async () => {
+    const s = await open();
+    const response = await s.stream({ stream_options: { include_usage: false } });
+    const { data } = parseEvents(await response.text());
+    expect(s.fake.requests[0]!.body.stream_options).toEqual({ include_usage: true });
+    expectChunks(data, false, upstreamSent(s.upstream[0]!).ids);
+  });
+});
+
+describe('keepalive', () => {
+  it('sends `: keepalive` after 25 s without an event, again every 25 s, and fails a stall at streamIdleTimeoutMs', async () => {
+    const s = await open({ fakeOptions: { faults: [{ kind: 'stall', afterChunks: 3 }] } });
+    const body = collect(await s.stream());
+    await flush();
+    expect(body.parsed().data).toHaveLength(3);
+    await s.time.advance(24_999);
+    expect(body.parsed().comments).toEqual([]);
+    await s.time.advance(1);
+    expect(body.parsed().comments).toEqual([': keepalive']);
+    expect(body.state.text.endsWith(': keepalive\n\n')).toBe(true);
+    await s.time.advance(25_000);
+    expect(body.parsed().comments).toEqual([': keepalive', ': keepalive']);
+    // The default idle timeout is 5 minutes of upstream silence: then one error event, no [DONE].
+    await s.time.advance(300_000 - 50_001);
+    expect(body.state.closed).toBe(false);
+    await s.time.advance(1);
+    await body.finished;
+    const { data, comments } = body.parsed();
+    expect(comments).toHaveLength(11); // at 25, 50, ... 275 s
+    expect(data).toHaveLength(4);
+    expect(JSON.parse(data[3]!)).toEqual(errorRecord('upstream_error'));
+  });
+
+  it('follows the keepaliveMs option and is not sent while events keep flowing', async () => {
+    // One event every 900 ms against a 1,000 ms keepalive: never quiet long enough.
+    const s = await open({ keepaliveMs: 1_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 900 }] } });
+    const body = collect(await s.stream());
+    for (let i = 0; i < 15 && !body.state.closed; i++) await s.time.advance(900);
+    await body.finished;
+    const { data, comments } = body.parsed();
+    expect(comments).toEqual([]);
+    expect(data).toHaveLength(1 + 7 + 1 + 1);
+    expect(data.at(-1)).toBe('[DONE]');
+
+    // The same option on a quiet stream: a keepalive every 1,000 ms.
+    s.fake.setFaults([{ kind: 'stall', afterChunks: 1 }]);
+    const quiet = collect(await s.stream());
+    await flush();
+    await s.time.advance(999);
+    expect(quiet.parsed().comments).toEqual([]);
+    await s.time.advance(1);
+    expect(quiet.parsed().comments).toEqual([': keepalive']);
+    await s.time.advance(2_000);
+    expect(quiet.parsed().comments).toEqual([': keepalive', ': keepalive', ': keepalive']);
+    await quiet.cancel();
+  });
+});
+
+/** Runs a stream whose upstream fails after three events and returns what the client got. */
+async function failedStream(s: StreamGateway, finish?: () => Promise<void>) {
+  const body = collect(await s.stream());
+  await flush();
+  if (finish) await finish();
+  await body.finished;
+  await settled(s);
+  return body.parsed();
+}
+
+describe('an upstream that fails after the first event', () => {
+  const cases: [string, Parameters<typeof open>[0], ErrorCode][] = [
+    ['drops the connection', { fakeOptions: { faults: [{ kind: 'cut', afterChunks: 3 }] } }, 'upstream_error'],
+    ['sends a malformed event', { fakeOptions: { faults: [{ kind: 'malformed', afterChunks: 3 }] } }, 'upstream_error'],
+    ['sends an error event', { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3 }] } }, 'upstream_error'],
+    ['sends a context-length error event', { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3, status: 400, code: 'context_length_exceeded' }] } }, 'context_length_exceeded'],
+    ['ends without [DONE]', { fakeOptions: { faults: [{ kind: 'truncate', afterChunks: 3 }] } }, 'upstream_error'],
+  ];
+  for (const [what, options, code] of cases) {
+    it(`${what}: one error event with the mapped record, no [DONE], billed for the two delivered pieces`, async () => {
+      const s = await open(options);
+      const { data, comments } = await failedStream(s);
+      expect(comments).toEqual([]);
+      expect(data).toHaveLength(4);
+      expect(data).not.toContain('[DONE]');
+      expect(JSON.parse(data[3]!)).toEqual(errorRecord(code));
+      const delivered = data.slice(0, 3).map((payload) => (JSON.parse(payload) as Chunk).choices[0]!.delta.content ?? '').join('');
+      expect(delivered).toBe('Hello! This');
+      const [charge] = await charges(s);
+      expect(charge!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens('Hello! This'), outcome: 'upstream_failed' });
+      const meta = charge!.meta as { prompt_tokens: number; completion_tokens: number };
+      expect(charge!.micros).toBe(-(meta.prompt_tokens + 2 * meta.completion_tokens));
+      expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: true, code, outcome: 'upstream_failed' });
+    });
+  }
+
+  it('stalls past streamIdleTimeoutMs: one error event at exactly that time, the upstream aborted', async () => {
+    const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { faults: [{ kind: 'stall', afterChunks: 3 }] } });
+    const { data, comments } = await failedStream(s, async () => {
+      await s.time.advance(59_999);
+      expect(s.fake.open).toBe(1);
+      await s.time.advance(1);
+    });
+    expect(comments).toEqual([': keepalive', ': keepalive']);
+    expect(data).toHaveLength(4);
+    expect(JSON.parse(data[3]!)).toEqual(errorRecord('upstream_error'));
+    expect((await charges(s))[0]!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens('Hello! This'), outcome: 'upstream_failed' });
+  });
+
+  it('counts the stall from the last upstream event, not from the start of the stream', async () => {
+    const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 40_000 }] } });
+    const body = collect(await s.stream());
+    // Ten events 40 s apart: 400 s in all, never 60 s of silence.
+    for (let i = 0; i < 12 && !body.state.closed; i++) await s.time.advance(40_000);
+    await body.finished;
+    const { data } = body.parsed();
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(data).toHaveLength(10);
+  });
+});
+
+describe('an upstream that refuses before the first byte', () => {
+  // [upstream status, its Retry-After, its message, our status, our code, our Retry-After]
+  const cases: [number, number | undefined, string | undefined, number, ErrorCode, string | null][] = [
+    [500, undefined, undefined, 502, 'upstream_error', null],
+    [502, undefined, undefined, 502, 'upstream_error', null],
+    [503, 9, undefined, 502, 'upstream_unavailable', '9'],
+    [503, 4, 'The engine is currently overloaded, please try again later.', 503, 'upstream_busy', '4'],
+    [429, 7, undefined, 503, 'upstream_busy', '7'],
+  ];
+  for (const [status, retryAfter, message, ours, code, header] of cases) {
+    it(`answers upstream ${status}${message ? ' overloaded' : ''} with a JSON ${ours} ${code}, not a stream, and holds nothing`, async () => {
+      const fault = { kind: 'status' as const, status, ...(retryAfter ? { retryAfter } : {}), ...(message ? { message } : {}) };
+      const s = await open({ fakeOptions: { faults: [fault] } });
+      const response = await s.stream();
+      expect(response.status).toBe(ours);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('retry-after')).toBe(header);
+      expect(await response.json()).toEqual(errorRecord(code));
+      expect(await charges(s)).toEqual([]);
+      expect(await s.balance()).toMatchObject({ balance: 10_000_000, held: 0 });
+    });
+  }
+});
+
+describe('a client that disconnects', () => {
+  it('after three events: the upstream is aborted, the slot freed, and the delivered text paid', async () => {
+    const s = await open({ fakeOptions: { reply: HUNDRED } });
+    const reader = stepReader(await s.stream());
+    const got = await reader.take(3);
+    expect(s.fake.open).toBe(1);
+    expect(await s.inFlight()).toBe(1);
+    expect(s.gateway.active).toBe(1);
+    await reader.cancel();
+    await settled(s);
+    expect(s.fake.open).toBe(0);
+    expect(await s.inFlight()).toBe(0);
+    // The fake was asked for fewer than ten of its 103 events.
+    expect(s.upstream[0]!.reads).toBeLessThan(10);
+    const delivered = got.map((payload) => (JSON.parse(payload) as Chunk).choices[0]!.delta.content ?? '').join('');
+    expect(delivered).toBe('w0 w1');
+    const [charge] = await charges(s);
+    expect(charge!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens('w0 w1'), outcome: 'client_gone' });
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
+  });
+
+  it('before reading anything: nothing delivered, nothing left behind', async () => {
+    const s = await open();
+    const response = await s.stream();
+    await response.body!.cancel();
+    await settled(s);
+    const [charge] = await charges(s);
+    expect(charge!.meta).toMatchObject({ completion_tokens: 0, outcome: 'client_gone' });
+  });
+
+  it('while the upstream is stalled: the pending upstream read is aborted', async () => {
+    const s = await open({ fakeOptions: { faults: [{ kind: 'stall', afterChunks: 2 }] } });
+    const reader = stepReader(await s.stream());
+    await reader.take(2);
+    const next = reader.take(1).catch((error: unknown) => error);
+    await flush();
+    expect(s.fake.open).toBe(1);
+    await reader.cancel();
+    expect(await next).toBeInstanceOf(Error);
+  });
+
+  it('during a keepalive wait: the keepalive and idle timers are cleared', async () => {
+    const s = await open({ fakeOptions: { faults: [{ kind: 'stall', afterChunks: 1 }] } });
+    const body = collect(await s.stream());
+    await s.time.advance(25_000);
+    expect(body.parsed().comments).toEqual([': keepalive']);
+    expect(s.time.pending).toBeGreaterThan(0);
+    await body.cancel();
+  });
+});
+
+describe('backpressure', () => {
+  it('reads the upstream only as fast as the client reads', async () => {
+    const s = await open({ fakeOptions: { reply: HUNDRED } });
+    const reader = stepReader(await s.stream());
+    await reader.take(3);
+    await flush();
+    const afterThree = s.upstream[0]!.reads;
+    // Three events were read; the decoder pipe may hold a couple more, never the rest of the 103.
+    expect(afterThree).toBeGreaterThanOrEqual(3);
+    expect(afterThree).toBeLessThanOrEqual(6);
+    await s.time.advance(1_000);
+    expect(s.upstream[0]!.reads).toBe(afterThree);
+    await reader.take(10);
+    await flush();
+    expect(s.upstream[0]!.reads).toBeLessThanOrEqual(afterThree + 10);
+    const rest = await reader.take(100 - 12 + 1 + 1); // w12..w99, the finish chunk, [DONE]
+    expect(rest.at(-1)).toBe('[DONE]');
+    expect(s.upstream[0]!.reads).toBe(1 + 100 + 1 + 1 + 1); // role, 100 words, finish, usage, [DONE]
+  });
+});
+
+describe('a slow upstream', () => {
+  it('drips 100 pieces: every chunk arrives whole and in order', async () => {
+    const s = await open({ fakeOptions: { reply: HUNDRED, faults: [{ kind: 'drip', delayMs: 3_000 }] } });
+    const body = collect(await s.stream({ stream_options: { include_usage: true } }));
+    for (let i = 0; i < 110 && !body.state.closed; i++) await s.time.advance(3_000);
+    await body.finished;
+    const { data, comments } = body.parsed();
+    expect(comments).toEqual([]);
+    const { text } = expectChunks(data, true, upstreamSent(s.upstream[0]!).ids);
+    expect(text).toBe(HUNDRED);
+  });
+});
