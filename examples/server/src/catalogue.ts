@@ -24,12 +24,54 @@ const FACTORIES: Record<string, (settings: ProviderSettings) => Provider> = {
 
 /**
  * The catalogue: a catalogue file when `TOLLGATE_CATALOGUE` names one; else real providers from
- * provider keys in the environment with a built-in model list; else the local simulator.
+ * provider keys in the environment with a built-in model list; else the local simulator. Search
+ * engines in the environment (`SEARXNG_URL`, `BRAVE_API_KEY`) add a `web-search` model to either
+ * of the last two, ahead of the simulator's `sim-search` so it is the default search model.
  */
 export function loadCatalogue(path: string | undefined, env: NodeJS.ProcessEnv = process.env): Catalogue {
   if (path) return readCatalogueFile(path, env);
-  const fromEnv = environmentCatalogue(env);
-  return fromEnv ?? simulatorCatalogue();
+  const search = environmentSearch(env);
+  const base = environmentCatalogue(env) ?? simulatorCatalogue();
+  if (!search) return base;
+  const isSearch = (model: ModelConfig) => model.type === 'search';
+  return {
+    ...base,
+    providers: { ...base.providers, ...search.providers },
+    models: [...base.models.filter((model) => !isSearch(model)), search.model, ...base.models.filter(isSearch)],
+  };
+}
+
+/** What a web search costs when its engine comes from the environment: Brave's list price, $5 per 1,000 calls. */
+export const ENV_SEARCH_MICROS_PER_CALL = 5_000;
+
+/**
+ * The `web-search` model from search engines in the environment: SearXNG at `SEARXNG_URL`
+ * (self-hosted, no key) and/or Brave with `BRAVE_API_KEY`. With both, SearXNG is the first route
+ * and Brave the failover when SearXNG did not take the call (refused, busy, unavailable).
+ */
+function environmentSearch(env: NodeJS.ProcessEnv): { providers: Record<string, Provider>; model: ModelConfig } | undefined {
+  const providers: Record<string, Provider> = {};
+  if (env.SEARXNG_URL) {
+    let url: URL | undefined;
+    try {
+      url = new URL(env.SEARXNG_URL);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new ConfigError('SEARXNG_URL must be the http(s) address of a SearXNG instance, e.g. http://127.0.0.1:8888');
+    }
+    providers.searxng = searxng({ baseURL: env.SEARXNG_URL });
+  }
+  if (env.BRAVE_API_KEY) providers.brave = brave({ apiKey: env.BRAVE_API_KEY });
+  const [first, ...others] = Object.keys(providers);
+  if (first === undefined) return undefined;
+  const model: ModelConfig = {
+    id: 'web-search', type: 'search', provider: first, upstream: 'web-search', owned_by: first, tier: 'anon', label: 'Web search', plan: 'free',
+    included: { from: 'plus', quota: 'web_calls' }, micros_per_call: ENV_SEARCH_MICROS_PER_CALL,
+    ...(others.length > 0 ? { routes: others.map((provider) => ({ provider, upstream: 'web-search' })) } : {}),
+  };
+  return { providers, model };
 }
 
 /** Local simulator models backed by the fakes of @tollgate/testing: free to run, clearly labelled. */
