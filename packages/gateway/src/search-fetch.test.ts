@@ -284,6 +284,33 @@ describe('POST /v1/search through gateway.fetch', () => {
   });
 });
 
+describe('a client that leaves', () => {
+  it('pays nothing for a search or fetch it abandoned, and frees its slot', async () => {
+    const searxGate = gate();
+    const limiter = memoryLimiter();
+    const stalled = gate();
+    const { fetcher } = pageWorld({ transport: async (request) => {
+      await Promise.race([stalled.wait(), new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)))]);
+      return new Response('late', { headers: { 'content-type': 'text/plain' } });
+    } });
+    const t = await world({ searxGate, limiter, pageFetcher: fetcher });
+    const send = (path: string, body: unknown, signal: AbortSignal) => t.gateway.fetch(new Request(`http://gateway.test${path}`, {
+      method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: JSON.stringify(body), signal,
+    }));
+    const leaving = new AbortController();
+    const search = send('/v1/search', { query: 'q' }, leaving.signal);
+    const page = send('/v1/fetch', { url: 'https://example.com/article' }, leaving.signal);
+    await waitFor(() => t.searx.requests.length === 1);
+    expect((await t.balance()).held).toBe(PRICE + FETCH_PRICE);
+    leaving.abort();
+    searxGate.open();
+    await expectError(await search, 'upstream_error', { started: true });
+    await expectError(await page, 'upstream_error', { started: true, message: 'The fetch was cancelled.' });
+    await expectUncharged(t);
+    expect(await limiter.inFlight(limiterKeys.flight(t.accountId), t.clock.now())).toBe(0);
+  });
+});
+
 /** Waits (a few ms at most) until `ready()` holds: the gateway reaches the upstream asynchronously. */
 async function waitFor(ready: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 1));
