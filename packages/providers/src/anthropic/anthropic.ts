@@ -1,12 +1,13 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { createSseDecoder } from '@tollgate/sse';
 import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import { openUpstreamStream } from '../http/open-upstream-stream';
+import { postJson, type JsonTarget } from '../http/post-json';
 import type { AnthropicResponse } from './anthropic-api';
 import { createAnthropicStream } from './anthropic-stream';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request';
-import { cancellableStream, linkAbort } from './link-abort';
 import { mapAnthropicResponse } from './map-anthropic-response';
-import { postAnthropic, type AnthropicTransport } from './post-anthropic';
+import { mapAnthropicError } from './map-anthropic-error';
 
 /** The Messages API version header every request carries. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -20,7 +21,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  */
 export function anthropic(settings: ProviderSettings = {}): Provider {
   const baseURL = (settings.baseURL ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
-  const transport: AnthropicTransport = {
+  const transport: JsonTarget = {
     url: `${baseURL}/messages`,
     headers: {
       'content-type': 'application/json',
@@ -44,7 +45,7 @@ export function anthropic(settings: ProviderSettings = {}): Provider {
     ...(settings.attest ? { attest: settings.attest } : {}),
 
     async chat(request, options): Promise<ChatCompletion> {
-      const response = await postAnthropic(transport, body(request, options, false), options.signal);
+      const response = await postJson(transport, body(request, options, false), options.signal, mapAnthropicError);
       let reply: AnthropicResponse;
       try {
         reply = (await response.json()) as AnthropicResponse;
@@ -57,20 +58,12 @@ export function anthropic(settings: ProviderSettings = {}): Provider {
     },
 
     async chatStream(request, options): Promise<ChatStream> {
-      const abort = linkAbort(options.signal);
-      let response: Response;
-      try {
-        response = await postAnthropic(transport, body(request, options, true), abort.signal);
-      } catch (error) {
-        abort.unlink();
-        throw error;
-      }
-      if (!response.body) {
-        abort.unlink();
-        throw new ProviderError('upstream_error', { accepted: true, status: response.status });
-      }
-      const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream());
-      return cancellableStream(chunks, abort);
+      const payload = body(request, options, true);
+      return openUpstreamStream(
+        options.signal,
+        (signal) => postJson(transport, payload, signal, mapAnthropicError),
+        (stream) => stream.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream()),
+      );
     },
   };
 }

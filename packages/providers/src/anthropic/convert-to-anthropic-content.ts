@@ -1,6 +1,6 @@
 import type { ContentPart } from '@tollgate/core';
 import type { AnthropicRequestBlock } from './anthropic-api';
-import { base64ToText, parseDataUrl } from './parse-data-url';
+import { base64ToText, parseDataUrl } from '../http/parse-data-url';
 
 /** The result of converting one message's content. */
 export type ConvertContentResult = { ok: true; blocks: AnthropicRequestBlock[] } | { ok: false; message: string };

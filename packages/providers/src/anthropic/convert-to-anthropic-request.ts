@@ -3,6 +3,7 @@ import type { ProviderChatRequest } from '../provider';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTool, AnthropicToolChoice } from './anthropic-api';
 import { anthropicThinking } from './anthropic-thinking';
 import { convertToAnthropicContent } from './convert-to-anthropic-content';
+import { parseToolArguments } from '../http/parse-tool-arguments';
 
 /** The result of {@link convertToAnthropicRequest}: a request body, or why it cannot be sent. */
 export type ConvertToAnthropicResult = { ok: true; request: AnthropicRequest } | { ok: false; message: string };
@@ -67,7 +68,7 @@ function convertMessage(message: ChatMessage): ConvertMessageResult {
   if (message.role !== 'assistant') return { ok: true, message: { role: 'user', content: content.blocks } };
   const blocks = content.blocks;
   for (const call of message.tool_calls ?? []) {
-    const input = parseArguments(call.function.arguments);
+    const input = parseToolArguments(call.function.arguments);
     if (input === undefined) return { ok: false, message: `the arguments of tool call ${call.id} are not a JSON object` };
     blocks.push({ type: 'tool_use', id: toolUseId(call.id), name: call.function.name, input });
   }
@@ -101,17 +102,6 @@ function convertToolChoice(choice: ToolChoice | undefined, parallel: boolean | u
   if (typeof choice === 'object') return { type: 'tool', name: choice.function.name, ...serial };
   if (choice === 'auto' || parallel === false) return { type: 'auto', ...serial };
   return undefined;
-}
-
-/** Tool arguments as an object; undefined when they are not a JSON object. Empty means `{}`. */
-function parseArguments(text: string): Record<string, unknown> | undefined {
-  if (text.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Anthropic ids match `^[a-zA-Z0-9_-]+$`; ids minted by other providers may not. */

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { mapAnthropicError, mapAnthropicStreamError } from './map-anthropic-error';
-import { readRetryAfter } from './read-retry-after';
 
 const body = (type: string, message = 'x') => ({ type: 'error', error: { type, message } });
 
@@ -45,15 +44,5 @@ describe('mapAnthropicError', () => {
   it('maps error events inside a 200 stream as accepted', () => {
     expect(mapAnthropicStreamError(body('overloaded_error', 'Overloaded'))).toMatchObject({ code: 'upstream_busy', accepted: true });
     expect(mapAnthropicStreamError(body('api_error'))).toMatchObject({ code: 'upstream_error', accepted: true });
-  });
-});
-
-describe('readRetryAfter', () => {
-  it('reads delta-seconds and HTTP dates, rounds up, at least 1', () => {
-    const now = () => Date.parse('Sat, 21 Nov 2026 20:00:00 GMT');
-    expect(readRetryAfter(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 20:00:30 GMT' }), now)).toBe(30);
-    expect(readRetryAfter(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 19:59:00 GMT' }), now)).toBe(1);
-    expect(readRetryAfter(new Headers({ 'retry-after': '2.5' }))).toBe(3);
-    expect(readRetryAfter(new Headers({ 'retry-after': 'soon' }))).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '@tollgate/core';
 import { ProviderError } from '../provider';
-import { readRetryAfter } from './read-retry-after';
+import { readRetryAfter } from '../http/read-retry-after';
 
 /** Statuses that prove the upstream did no work, so another route may be tried. */
 const NOT_ACCEPTED = new Set([429, 503, 529]);

@@ -1,5 +1,5 @@
 import type { ContentPart } from '@tollgate/core';
-import { parseDataUrl } from '../anthropic/parse-data-url';
+import { parseDataUrl } from '../http/parse-data-url';
 import type { GeminiPart } from './gemini-api';
 
 /** The result of converting one message's content. */

@@ -3,6 +3,7 @@ import type { ProviderChatRequest } from '../provider';
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart, GeminiRequest } from './gemini-api';
 import { geminiThinking, usesThinkingLevels } from './gemini-thinking';
 import { convertToGeminiParts } from './convert-to-gemini-parts';
+import { parseToolArguments } from '../http/parse-tool-arguments';
 
 /** The result of {@link convertToGeminiRequest}: a request body, or why it cannot be sent. */
 export type ConvertToGeminiResult = { ok: true; request: GeminiRequest } | { ok: false; message: string };
@@ -45,7 +46,7 @@ export function convertToGeminiRequest(request: ProviderChatRequest, upstream: s
     }
     const parts: GeminiPart[] = converted.parts;
     for (const [index, call] of (message.tool_calls ?? []).entries()) {
-      const args = parseArguments(call.function.arguments);
+      const args = parseToolArguments(call.function.arguments);
       if (args === undefined) return { ok: false, message: `the arguments of tool call ${call.id} are not a JSON object` };
       callNames.set(call.id, call.function.name);
       // Only the first call of a turn carries a signature, as Gemini itself returns them.
@@ -103,15 +104,4 @@ function toolResponse(content: ChatMessage['content']): Record<string, unknown> 
     // Plain text: wrapped below.
   }
   return { result: text };
-}
-
-/** Tool arguments as an object; undefined when they are not a JSON object. Empty means `{}`. */
-function parseArguments(text: string): Record<string, unknown> | undefined {
-  if (text.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }

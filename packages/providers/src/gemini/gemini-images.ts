@@ -1,5 +1,5 @@
 import { ProviderError, type CallOptions, type GeneratedImage, type ProviderImageRequest } from '../provider';
-import { parseDataUrl } from '../anthropic/parse-data-url';
+import { parseDataUrl } from '../http/parse-data-url';
 import type { GeminiPart, GeminiRequest, GeminiResponse } from './gemini-api';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason';
 import { geminiUrl, postGemini, readGeminiJson, type GeminiTransport } from './post-gemini';

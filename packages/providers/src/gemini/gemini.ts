@@ -1,6 +1,6 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { createSseDecoder } from '@tollgate/sse';
-import { cancellableStream, linkAbort } from '../anthropic/link-abort';
+import { openUpstreamStream } from '../http/open-upstream-stream';
 import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import type { GeminiResponse } from './gemini-api';
 import { geminiImages } from './gemini-images';
@@ -45,20 +45,11 @@ export function gemini(settings: ProviderSettings = {}): Provider {
     async chatStream(request, options): Promise<ChatStream> {
       const url = `${geminiUrl(transport, options.upstream, 'streamGenerateContent')}?alt=sse`;
       const payload = body(request, options);
-      const abort = linkAbort(options.signal);
-      let response: Response;
-      try {
-        response = await postGemini(transport, url, payload, abort.signal);
-      } catch (error) {
-        abort.unlink();
-        throw error;
-      }
-      if (!response.body) {
-        abort.unlink();
-        throw new ProviderError('upstream_error', { accepted: true, status: response.status });
-      }
-      const chunks = response.body.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream());
-      return cancellableStream(chunks, abort);
+      return openUpstreamStream(
+        options.signal,
+        (signal) => postGemini(transport, url, payload, signal),
+        (stream) => stream.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream()),
+      );
     },
 
     images(request, options) {

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@tollgate/core';
-import { readRetryAfter } from '../anthropic/read-retry-after';
+import { readRetryAfter } from '../http/read-retry-after';
 import { ProviderError } from '../provider';
 import type { GeminiErrorBody } from './gemini-api';
 

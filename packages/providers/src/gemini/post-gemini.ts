@@ -1,4 +1,4 @@
-import { mapFetchFailure } from '../openai/map-openai-error';
+import { postJson } from '../http/post-json';
 import { ProviderError } from '../provider';
 import { mapGeminiError } from './map-gemini-error';
 
@@ -16,28 +16,11 @@ export function geminiUrl(transport: GeminiTransport, upstream: string, method: 
 }
 
 /**
- * POSTs a JSON body and returns the 200 response; any other outcome throws a mapped
- * {@link ProviderError}. A connection that could not be made is `upstream_unavailable` and not
- * accepted; a reset or timeout may have reached the upstream and is `upstream_error` (the OpenAI
- * adapter's `mapFetchFailure`, shared). An abort by our own signal is rethrown as it is: the
- * client left and nothing failed upstream.
+ * POSTs a JSON body to a model method and returns the 200 response; any other outcome throws a
+ * {@link ProviderError} mapped by {@link mapGeminiError} (the shared `postJson` of every adapter).
  */
-export async function postGemini(transport: GeminiTransport, url: string, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
-  let response: Response;
-  try {
-    response = await transport.fetch(url, { method: 'POST', headers: transport.headers, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    throw mapFetchFailure(error);
-  }
-  if (response.ok) return response;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await response.text());
-  } catch {
-    parsed = undefined;
-  }
-  throw mapGeminiError(response.status, parsed, response.headers);
+export function postGemini(transport: GeminiTransport, url: string, body: unknown, signal: AbortSignal | undefined): Promise<Response> {
+  return postJson({ url, headers: transport.headers, fetch: transport.fetch }, body, signal, mapGeminiError);
 }
 
 /** Reads a 200 JSON body; a body that is not JSON is an upstream failure after it accepted. */

@@ -1,3 +1,4 @@
+import { readRetryAfter } from '../http/read-retry-after';
 import { ProviderError } from '../provider';
 
 /** The fields of an OpenAI error body the mapping reads; everything else is ignored. */
@@ -55,78 +56,10 @@ export function mapOpenAIError(status: number | undefined, body: unknown, header
   return new ProviderError('upstream_error', { ...base, accepted: true });
 }
 
-// Failures where no connection was made, so the upstream cannot have seen the request.
-const CONNECT_FAILURES = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|ConnectionRefused|connection refused|dns error/i;
-
-/**
- * Maps a rejected `fetch` (no response at all): a connection that could not be made is
- * `upstream_unavailable` and not accepted (failover may try the next route); anything else
- * (reset, timeout) may have reached the upstream and is `upstream_error`.
- */
-export function mapFetchFailure(error: unknown): ProviderError {
-  if (CONNECT_FAILURES.test(describe(error))) return new ProviderError('upstream_unavailable', { accepted: false });
-  return new ProviderError('upstream_error', { accepted: true });
-}
-
-function describe(error: unknown): string {
-  const parts: string[] = [];
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
-    const record = current as { code?: unknown; message?: unknown; cause?: unknown };
-    if (typeof record.code === 'string') parts.push(record.code);
-    if (typeof record.message === 'string') parts.push(record.message);
-    current = record.cause;
-  }
-  return parts.join(' ');
-}
-
 function errorFields(body: unknown): ErrorFields {
   if (!body || typeof body !== 'object') return {};
   const error = (body as { error?: unknown }).error;
   if (error && typeof error === 'object') return error as ErrorFields;
   // Some compatible servers put the fields at the top level: {"object":"error","message":...}.
   return body as ErrorFields;
-}
-
-/** Seconds to wait from `retry-after-ms` or `Retry-After` (delta-seconds or an HTTP date). */
-export function readRetryAfter(headers: Headers | undefined, now: () => number = Date.now): number | undefined {
-  const ms = headers?.get('retry-after-ms')?.trim();
-  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.max(1, Math.ceil(Number(ms) / 1000));
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return undefined;
-  const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : (Date.parse(value) - now()) / 1000;
-  if (!Number.isFinite(seconds)) return undefined;
-  return Math.max(1, Math.ceil(seconds));
-}
-
-/** Reads at most 64 KiB of an error body, parsed as JSON when it is JSON, else the text. */
-export async function readErrorBody(response: Response): Promise<unknown> {
-  const limit = 64 * 1024;
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body cut mid-way still maps by its status.
-  } finally {
-    void reader.cancel().catch(() => undefined);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = new TextDecoder().decode(bytes.subarray(0, limit));
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

@@ -3,7 +3,8 @@ import { createSseDecoder } from '@tollgate/sse';
 import type { ChatStream } from '../provider';
 import { ProviderError } from '../provider';
 import { mapOpenAIError } from './map-openai-error';
-import { abortReason, type UpstreamCall } from './post-openai';
+import { abortReason } from '../http/post-json';
+import type { UpstreamCall } from './post-openai';
 
 /**
  * The chunks of an upstream SSE body, ending at `[DONE]`. A body that ends without `[DONE]`, drops,

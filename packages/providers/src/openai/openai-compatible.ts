@@ -4,7 +4,8 @@ import { convertToOpenAIRequest } from './convert-to-openai-request';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
 import { openaiChatStream } from './openai-chat-stream';
 import { openaiRawReply } from './openai-raw-reply';
-import { abortReason, postOpenAI, type PostTarget } from './post-openai';
+import { abortReason, type JsonTarget } from '../http/post-json';
+import { postOpenAI } from './post-openai';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -21,7 +22,7 @@ export function openaiCompatible(settings: ProviderSettings = {}): Provider {
   const fetch = settings.fetch ?? globalThis.fetch.bind(globalThis);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...settings.headers };
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`;
-  const target = (path: string, accept: string): PostTarget => ({ url: `${baseURL}${path}`, headers: { ...headers, accept }, fetch });
+  const target = (path: string, accept: string): JsonTarget => ({ url: `${baseURL}${path}`, headers: { ...headers, accept }, fetch });
   const chatTarget = target('/chat/completions', 'application/json');
   const streamTarget = target('/chat/completions', 'text/event-stream');
   const imagesTarget = target('/images/generations', 'application/json');

@@ -1,7 +1,8 @@
 import type { Usage } from '@tollgate/core';
 import { createSseParser } from '@tollgate/sse';
 import { ProviderError, type RawReply } from '../provider';
-import { abortReason, type UpstreamCall } from './post-openai';
+import { abortReason } from '../http/post-json';
+import type { UpstreamCall } from './post-openai';
 
 // Only events that may hold usage are parsed; content chunks pass by with one regex test.
 const HAS_USAGE = /"usage"\s*:\s*\{/;

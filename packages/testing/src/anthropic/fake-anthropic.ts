@@ -4,7 +4,9 @@ import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
 import type { FakeToolCall } from '../openai/openai-reply';
 import { anthropicErrorFor, anthropicErrorResponse } from './anthropic-error-response';
 import { anthropicMessage, anthropicStreamEvents, event } from './anthropic-transcript';
-import { countFakeJsonTokens } from './count-fake-tokens';
+import { countFakeJsonTokens } from '../count-fake-tokens';
+import { fetchOfHandler } from '../fetch-of-handler';
+import { parseJsonBody } from '../parse-json-body';
 import { planAnthropicReply } from './plan-anthropic-reply';
 import { validateAnthropicRequest, type AnthropicWireRequest } from './validate-anthropic-request';
 
@@ -58,7 +60,7 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     const fault = faults.next();
     if (fault?.kind === 'refuse') throw connectionRefused(request.url);
     const text = await request.clone().text();
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJson(text) });
+    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJsonBody(text) });
     if (options.latencyMs) await wait(options.latencyMs, request.signal);
     if (!new URL(request.url).pathname.endsWith('/messages') || request.method !== 'POST') {
       return anthropicErrorResponse('not_found_error', 'Not Found');
@@ -71,7 +73,7 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     if (new TextEncoder().encode(text).length > (options.maxBodyBytes ?? 32 * 1024 * 1024)) {
       return anthropicErrorResponse('request_too_large', 'Request exceeds the maximum allowed number of bytes.');
     }
-    const body = parseJson(text);
+    const body = parseJsonBody(text);
     if (body === undefined) return anthropicErrorResponse('invalid_request_error', 'There was an error parsing the body of your request. Please check that it is valid JSON.');
     const valid = validateAnthropicRequest(body);
     if (!valid.ok) return anthropicErrorResponse('invalid_request_error', valid.message);
@@ -116,16 +118,7 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     return new Response(stream, { status: 200, headers });
   }
 
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.signal.aborted) throw request.signal.reason;
-    // A real fetch rejects as soon as its signal aborts, even while the server is still thinking.
-    return await new Promise<Response>((resolve, reject) => {
-      const onAbort = () => reject(request.signal.reason);
-      request.signal.addEventListener('abort', onAbort, { once: true });
-      handle(request).then(resolve, reject).finally(() => request.signal.removeEventListener('abort', onAbort));
-    });
-  }) as typeof globalThis.fetch;
+  const fetch = fetchOfHandler(handle);
 
   return {
     fetch,
@@ -136,13 +129,4 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     setFaults: (plan) => faults.set(plan),
     handle,
   };
-}
-
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

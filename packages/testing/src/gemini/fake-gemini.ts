@@ -3,7 +3,9 @@ import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan 
 import { faultStream } from '../fault-stream';
 import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
 import type { FakeToolCall } from '../openai/openai-reply';
-import { countFakeJsonTokens } from '../anthropic/count-fake-tokens';
+import { countFakeJsonTokens } from '../count-fake-tokens';
+import { fetchOfHandler } from '../fetch-of-handler';
+import { parseJsonBody } from '../parse-json-body';
 import { geminiErrorBody, geminiErrorResponse } from './gemini-error-response';
 import { geminiResponse, geminiStreamEvents, sse } from './gemini-transcript';
 import { planGeminiReply } from './plan-gemini-reply';
@@ -61,7 +63,7 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
     const fault = faults.next();
     if (fault?.kind === 'refuse') throw connectionRefused(request.url);
     const text = await request.clone().text();
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJson(text) });
+    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJsonBody(text) });
     if (options.latencyMs) await wait(options.latencyMs, request.signal);
     const url = new URL(request.url);
     const route = ROUTE.exec(url.pathname);
@@ -77,7 +79,7 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
       return new Response(body, { status: fault.status, headers: { 'content-type': 'application/json; charset=UTF-8' } });
     }
     if (new TextEncoder().encode(text).length > (options.maxBodyBytes ?? 20 * 1024 * 1024)) return geminiErrorResponse(413);
-    const body = parseJson(text);
+    const body = parseJsonBody(text);
     if (body === undefined) return geminiErrorResponse(400, { message: 'Invalid JSON payload received. Unexpected token.' });
     const valid = validateGeminiRequest(body, model);
     if (!valid.ok) return geminiErrorResponse(400, { message: valid.message });
@@ -118,16 +120,7 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
     return new Response(stream, { status: 200, headers: { 'content-type': contentType, 'x-gemini-service-tier': 'standard' } });
   }
 
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.signal.aborted) throw request.signal.reason;
-    // A real fetch rejects as soon as its signal aborts, even while the server is still thinking.
-    return await new Promise<Response>((resolve, reject) => {
-      const onAbort = () => reject(request.signal.reason);
-      request.signal.addEventListener('abort', onAbort, { once: true });
-      handle(request).then(resolve, reject).finally(() => request.signal.removeEventListener('abort', onAbort));
-    });
-  }) as typeof globalThis.fetch;
+  const fetch = fetchOfHandler(handle);
 
   return {
     fetch,
@@ -152,13 +145,4 @@ async function image(body: GeminiWireRequest, seed: number): Promise<{ mimeType:
 function jsonArray(events: string[]): string[] {
   const items = events.map((item) => item.replace(/^data: /, '').trimEnd());
   return items.map((item, index) => `${index === 0 ? '[' : ''}${item}${index === items.length - 1 ? ']' : ',\n'}`);
-}
-
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,4 +1,4 @@
-import { countWords } from '../openai/openai-reply';
+import { countWords } from './openai/openai-reply';
 
 /** Structural fields whose values are not text the model reads. */
 const STRUCTURAL = new Set(['role', 'type', 'id', 'tool_use_id', 'media_type', 'mimeType', 'signature', 'thoughtSignature']);
