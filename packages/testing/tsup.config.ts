@@ -1,9 +1,10 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ["src/index.ts","src/server.ts"],
+  entry: ['src/index.ts', 'src/server.ts'],
   format: ['esm', 'cjs'],
-  dts: { compilerOptions: { composite: false } },
+  // server.ts is the one file here allowed node:* (the loopback HTTP server), so its .d.ts needs node's types.
+  dts: { compilerOptions: { composite: false, types: ['node'] } },
   tsconfig: '../../tsconfig.build.json',
   clean: true,
   sourcemap: true,

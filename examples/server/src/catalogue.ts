@@ -161,13 +161,13 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
   };
   if (typeof data !== 'object' || data === null || Array.isArray(data)) fail('must hold a JSON object with "providers" and "models"');
   const file = data as { providers?: unknown; models?: unknown; characters?: unknown };
-  if (typeof file.providers !== 'object' || file.providers === null) fail('"providers" must be an object');
+  if (typeof file.providers !== 'object' || file.providers === null || Array.isArray(file.providers)) fail('"providers" must be an object');
   if (!Array.isArray(file.models)) fail('"models" must be an array');
   const providers: Record<string, Provider> = {};
   for (const [name, value] of Object.entries(file.providers as Record<string, unknown>)) {
     const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; headers?: unknown };
     const factory = typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined;
-    if (!factory) fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')}`);
+    if (!factory) fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')} (got ${JSON.stringify(spec?.kind) ?? 'nothing'})`);
     const settings: ProviderSettings = {};
     if (spec.baseURL !== undefined) {
       if (typeof spec.baseURL !== 'string') fail(`provider "${name}": "baseURL" must be a string`);
@@ -179,12 +179,28 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
       if (!key) fail(`provider "${name}": environment variable ${String(spec.apiKeyEnv)} is not set`);
       settings.apiKey = key;
     }
-    if (spec.zeroDataRetention !== undefined) settings.zeroDataRetention = spec.zeroDataRetention === true;
-    if (spec.headers !== undefined) settings.headers = spec.headers as Record<string, string>;
-    providers[name] = factory!(settings);
+    if (spec.zeroDataRetention !== undefined) {
+      // A string "true" silently meaning false would send zdr prompts nowhere, or "false" meaning true anywhere.
+      if (typeof spec.zeroDataRetention !== 'boolean') fail(`provider "${name}": "zeroDataRetention" must be true or false`);
+      settings.zeroDataRetention = spec.zeroDataRetention as boolean;
+    }
+    if (spec.headers !== undefined) {
+      const headers = spec.headers;
+      if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Object.values(headers).some((value) => typeof value !== 'string')) {
+        fail(`provider "${name}": "headers" must be an object of string values`);
+      }
+      settings.headers = headers as Record<string, string>;
+    }
+    // The factories refuse settings they cannot run with (brave without a key, searxng without
+    // baseURL); say so as a configuration error naming the provider, not a stack trace.
+    try {
+      providers[name] = factory!(settings);
+    } catch (error) {
+      fail(`provider "${name}": ${(error as Error).message}`);
+    }
   }
   const models = (file.models as unknown[]).map((model, index) => {
-    if (typeof model !== 'object' || model === null) fail(`models[${index}] must be an object`);
+    if (typeof model !== 'object' || model === null || Array.isArray(model)) fail(`models[${index}] must be an object`);
     const config = model as ModelConfig;
     if (typeof config.id !== 'string' || config.id.length === 0) fail(`models[${index}]: "id" must be a non-empty string`);
     if (config.type !== 'chat' && config.type !== 'image' && config.type !== 'search') fail(`model ${config.id}: "type" must be chat, image or search`);
