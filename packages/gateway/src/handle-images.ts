@@ -1,7 +1,7 @@
 import { GatewayError, planAllows, requestId as newRequestId, type ImagePrice } from '@tollgate/core';
 import { imageCostMicros } from '@tollgate/billing';
-import { parseImageRequest, resolveImageRequest } from '@tollgate/validator';
-import { sniffBase64ImageType, type ProviderImageRequest } from '@tollgate/providers';
+import { parseImageRequest, resolveImageRequest, sniffBase64ImageType } from '@tollgate/validator';
+import type { ProviderImageRequest } from '@tollgate/providers';
 import { callRoutes } from './call-routes';
 import { holdCredits } from './credit-hold';
 import { failed } from './handle-chat';
@@ -39,18 +39,20 @@ export async function handleImages(runtime: Runtime, context: MeteredContext): P
 
   const signal = context.request.signal;
   const result = await callRoutes(model, runtime.attestations, (provider, upstream) => provider.images!(request, { upstream, signal }));
+  if (signal.aborted) {
+    // The client left before the images returned: nothing is charged, whatever the upstream did.
+    context.log.outcome = 'client_gone';
+    return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
+  }
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
-  if (signal.aborted) {
-    // The client left before the images returned: nothing is charged.
-    await hold.release();
-    context.log.outcome = 'client_gone';
-    return replies.error('upstream_error', started);
-  }
-  const data = result.value.slice(0, request.n).map((image) => ({
-    b64_json: image.b64_json,
-    mime_type: sniffBase64ImageType(image.b64_json) ?? image.mime_type,
-  }));
+  // The media type comes from the bytes, never from the upstream's label; bytes that are no known
+  // image are not an image delivered (and not paid for).
+  const data = result.value.slice(0, request.n).flatMap((image) => {
+    const mime = sniffBase64ImageType(image.b64_json);
+    return mime === undefined ? [] : [{ b64_json: image.b64_json, mime_type: mime }];
+  });
+  if (data.length === 0) return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
   const cost = perImage * data.length;
   context.log.costMicros = cost;
   await hold.settle(cost, { model: config.id, images: data.length, references: request.reference_images.length });

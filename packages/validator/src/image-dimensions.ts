@@ -1,67 +1,91 @@
-/** Width and height in pixels. */
-export interface Dimensions {
+/** Pixel dimensions of an image. */
+export interface ImageDimensions {
+  /** Width in pixels (> 0). */
   width: number;
+  /** Height in pixels (> 0). */
   height: number;
 }
 
-// JPEG can put large EXIF blocks before its frame header; this much base64 covers common files.
-const PREFIX_CHARS = 256 * 1024;
-
 /**
- * The size of a PNG, JPEG or WebP image from the header of its base64 data, decoding only a prefix;
- * `undefined` when the header cannot be read.
+ * Width and height read from an image header: PNG IHDR, JPEG SOFn, WebP VP8/VP8L/VP8X, GIF
+ * logical screen. Undefined for anything else or a damaged header; never throws, and the JPEG
+ * segment walk is linear in the input (each step moves forward by at least 2 bytes).
+ * @example
+ * imageDimensions(parsed.bytes) // { width: 1024, height: 768 }
  */
-export function imageDimensions(base64: string): Dimensions | undefined {
-  let bytes: string;
-  try {
-    bytes = atob(base64.slice(0, Math.min(base64.length, PREFIX_CHARS) & ~3));
-  } catch {
-    return undefined;
+export function imageDimensions(bytes: Uint8Array): ImageDimensions | undefined {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length >= 24 && bytes[0] === 0x89 && ascii(bytes, 1, 'PNG') && ascii(bytes, 12, 'IHDR')) {
+    return checked(view.getUint32(16), view.getUint32(20));
   }
-  const at = (i: number) => bytes.charCodeAt(i);
-  const be16 = (i: number) => (at(i) << 8) | at(i + 1);
-  const le16 = (i: number) => at(i) | (at(i + 1) << 8);
-  const le24 = (i: number) => at(i) | (at(i + 1) << 8) | (at(i + 2) << 16);
-  if (bytes.startsWith('\x89PNG\r\n\x1a\n') && bytes.length >= 24) {
-    return valid({ width: be16(16) * 65536 + be16(18), height: be16(20) * 65536 + be16(22) });
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8) return jpegDimensions(bytes, view);
+  if (bytes.length >= 16 && ascii(bytes, 0, 'RIFF') && ascii(bytes, 8, 'WEBP')) return webpDimensions(bytes, view);
+  if (bytes.length >= 10 && ascii(bytes, 0, 'GIF8')) {
+    return checked(view.getUint16(6, true), view.getUint16(8, true));
   }
-  if (bytes.startsWith('RIFF') && bytes.slice(8, 12) === 'WEBP' && bytes.length >= 30) {
-    const chunk = bytes.slice(12, 16);
-    if (chunk === 'VP8 ') return valid({ width: le16(26) & 0x3fff, height: le16(28) & 0x3fff });
-    if (chunk === 'VP8L') {
-      return valid({ width: 1 + (((at(22) & 0x3f) << 8) | at(21)), height: 1 + (((at(24) & 0x0f) << 10) | (at(23) << 2) | ((at(22) & 0xc0) >> 6)) });
-    }
-    if (chunk === 'VP8X') return valid({ width: 1 + le24(24), height: 1 + le24(27) });
-    return undefined;
-  }
-  if (at(0) === 0xff && at(1) === 0xd8) return jpegDimensions(bytes);
   return undefined;
 }
 
-function jpegDimensions(bytes: string): Dimensions | undefined {
-  let i = 2;
-  while (i + 9 < bytes.length) {
-    if (bytes.charCodeAt(i) !== 0xff) return undefined;
-    const marker = bytes.charCodeAt(i + 1);
-    if (marker === 0xff) {
-      i++; // fill byte
-      continue;
-    }
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
-      i += 2; // markers without a length
-      continue;
-    }
-    // SOF0..SOF15 carry the frame size; C4 (DHT), C8 (JPG) and CC (DAC) share the range but do not.
+function jpegDimensions(bytes: Uint8Array, view: DataView): ImageDimensions | undefined {
+  let position = 2;
+  while (position < bytes.length) {
+    if (bytes[position] !== 0xff) return undefined;
+    // Any number of 0xFF fill bytes may precede a marker.
+    while (position < bytes.length && bytes[position] === 0xff) position++;
+    if (position >= bytes.length) return undefined;
+    const marker = bytes[position] as number;
+    position++;
+    // Markers without a length: TEM and RST0-RST7 (SOI would be a second image start: damaged).
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue;
+    // End of image or start of scan before any frame header: no dimensions to read.
+    if (marker === 0xd9 || marker === 0xda || marker === 0xd8) return undefined;
+    if (position + 2 > bytes.length) return undefined;
+    const length = view.getUint16(position);
+    if (length < 2) return undefined;
+    // SOF0-SOF15 carry the frame size, except DHT (C4), JPG (C8) and DAC (CC) in that range.
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      const height = (bytes.charCodeAt(i + 5) << 8) | bytes.charCodeAt(i + 6);
-      const width = (bytes.charCodeAt(i + 7) << 8) | bytes.charCodeAt(i + 8);
-      return valid({ width, height });
+      if (length < 7 || position + 7 > bytes.length) return undefined;
+      // Height 0 means "defined later by a DNL marker": not readable from the header.
+      return checked(view.getUint16(position + 5), view.getUint16(position + 3));
     }
-    i += 2 + ((bytes.charCodeAt(i + 2) << 8) | bytes.charCodeAt(i + 3));
+    position += length;
   }
   return undefined;
 }
 
-function valid(size: Dimensions): Dimensions | undefined {
-  return size.width > 0 && size.height > 0 ? size : undefined;
+function webpDimensions(bytes: Uint8Array, view: DataView): ImageDimensions | undefined {
+  if (ascii(bytes, 12, 'VP8 ')) {
+    // Lossy: 3-byte frame tag, start code 9D 01 2A, then 14-bit width and height (2 scale bits above).
+    if (bytes.length < 30 || bytes[23] !== 0x9d || bytes[24] !== 0x01 || bytes[25] !== 0x2a) return undefined;
+    return checked(view.getUint16(26, true) & 0x3fff, view.getUint16(28, true) & 0x3fff);
+  }
+  if (ascii(bytes, 12, 'VP8L')) {
+    // Lossless: signature 0x2F, then width-1 and height-1 as two 14-bit fields, little-endian.
+    if (bytes.length < 25 || bytes[20] !== 0x2f) return undefined;
+    const bits = view.getUint32(21, true);
+    return checked((bits & 0x3fff) + 1, ((bits >>> 14) & 0x3fff) + 1);
+  }
+  if (ascii(bytes, 12, 'VP8X')) {
+    // Extended: flags and 3 reserved bytes, then canvas width-1 and height-1 as 24-bit little-endian.
+    if (bytes.length < 30) return undefined;
+    return checked(uint24(bytes, 24) + 1, uint24(bytes, 27) + 1);
+  }
+  return undefined;
+}
+
+function uint24(bytes: Uint8Array, offset: number): number {
+  return (bytes[offset] as number) | ((bytes[offset + 1] as number) << 8) | ((bytes[offset + 2] as number) << 16);
+}
+
+function checked(width: number, height: number): ImageDimensions | undefined {
+  if (!(width > 0 && height > 0 && width <= 0x7fffffff && height <= 0x7fffffff)) return undefined;
+  return { width, height };
+}
+
+function ascii(bytes: Uint8Array, offset: number, text: string): boolean {
+  if (offset + text.length > bytes.length) return false;
+  for (let index = 0; index < text.length; index++) {
+    if (bytes[offset + index] !== text.charCodeAt(index)) return false;
+  }
+  return true;
 }

@@ -1,8 +1,7 @@
 import * as v from 'valibot';
+import { ASPECT_RATIOS } from './nearest-aspect-ratio';
 import { integerBetween, oneOf } from './schema-helpers';
 
-/** The aspect ratios an image request may ask for. */
-export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
 /** Every resolution value; each model takes a subset (`model.resolutions`, default `["1k"]`). */
 export const RESOLUTIONS = ['1k', '2k'] as const;
 

@@ -1,6 +1,7 @@
 import type { ModelConfig } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { parseImageRequest } from './parse-image-request';
+import { base64Of, baselineJpeg, bytesOf, jpegWithDnlHeight, progressiveJpegWithExif, webpLossless } from './image-headers.fixture';
 import { resolveImageRequest } from './resolve-image-request';
 
 const PNG_2x1 = 'data:image/png;base64,' + btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00');
@@ -59,6 +60,30 @@ describe('resolveImageRequest', () => {
 
   it('defaults the aspect ratio to the one nearest the first reference image', () => {
     expect(resolve(body({ reference_images: [PNG_2x1] }))).toMatchObject({ ok: true, request: { aspect_ratio: '16:9' } });
+    const jpeg = `data:image/jpeg;base64,${base64Of(progressiveJpegWithExif(3024, 4032))}`;
+    const webp = `data:image/webp;base64,${base64Of(webpLossless(1000, 1500))}`;
+    expect(resolve(body({ reference_images: [jpeg, PNG_2x1] }))).toMatchObject({ ok: true, request: { aspect_ratio: '3:4' } });
+    expect(resolve(body({ reference_images: [webp] }))).toMatchObject({ ok: true, request: { aspect_ratio: '2:3' } });
+    expect(resolve(body({ reference_images: [jpeg], aspect_ratio: '1:1' }))).toMatchObject({ ok: true, request: { aspect_ratio: '1:1' } });
+  });
+
+  it('refuses an unreadable first reference header when no aspect_ratio is given', () => {
+    // The bytes sniff as PNG and JPEG, but neither header holds a size.
+    const pngNoIhdr = `data:image/png;base64,${base64Of(bytesOf([0x89], 'PNG\r\n\x1a\n', [0, 0, 0, 0]))}`;
+    const jpegNoFrame = `data:image/jpeg;base64,${base64Of(jpegWithDnlHeight(640))}`;
+    const refused = { ok: false, code: 'invalid_parameter', message: 'reference_images[0] has an image header whose size cannot be read; send aspect_ratio or a readable image.' };
+    expect(resolve(body({ reference_images: [pngNoIhdr] }))).toEqual(refused);
+    expect(resolve(body({ reference_images: [jpegNoFrame, PNG_2x1] }))).toEqual(refused);
+    // With a ratio the header is not needed, and only the first reference sets the default.
+    expect(resolve(body({ reference_images: [pngNoIhdr], aspect_ratio: '4:3' }))).toMatchObject({ ok: true, request: { aspect_ratio: '4:3' } });
+    expect(resolve(body({ reference_images: [PNG_2x1, pngNoIhdr] }))).toMatchObject({ ok: true, request: { aspect_ratio: '16:9' } });
+  });
+
+  it('refuses a reference whose declared type the bytes contradict', () => {
+    const jpegAsPng = `data:image/png;base64,${base64Of(baselineJpeg(10, 10))}`;
+    expect(resolve(body({ reference_images: [PNG_2x1, jpegAsPng] }))).toEqual({
+      ok: false, code: 'invalid_parameter', message: 'reference_images[1] must be a base64 data URL of a PNG, JPEG or WebP image.',
+    });
   });
 
   it('gives remote_media for a linked reference image, before the model checks', () => {

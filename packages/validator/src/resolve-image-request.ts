@@ -1,7 +1,8 @@
 import type { ModelConfig } from '@tollgate/core';
 import { fail, type Fail } from './fail';
 import { imageDimensions } from './image-dimensions';
-import { ASPECT_RATIOS } from './image-schema';
+import { nearestAspectRatio } from './nearest-aspect-ratio';
+import { parseImageDataUrl } from './parse-image-data-url';
 import type { ParsedImageRequest } from './parse-image-request';
 
 /** An image request checked against its model, every default applied. */
@@ -19,12 +20,12 @@ export interface ResolvedImageRequest {
 /** The result of {@link resolveImageRequest}. */
 export type ResolveImageRequestResult = { ok: true; request: ResolvedImageRequest } | Fail;
 
-const REFERENCE = /^data:image\/(png|jpeg|webp);base64,/i;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
  * Second phase of an image request, once the gateway found the model: linked reference images
- * are `remote_media`; the model's reference count, resolutions and qualities `invalid_parameter`.
+ * are `remote_media`; the model's reference count, resolutions and qualities `invalid_parameter`,
+ * and so is a reference that is not a PNG, JPEG or WebP data URL (declared type and bytes must agree).
+ * Without an `aspect_ratio`, the first reference's header must give its size, since the default
+ * ratio is the listed one nearest to it; an unreadable header refuses rather than silently use 1:1.
  *
  * @example
  * const resolved = resolveImageRequest(image.parsed, model);
@@ -40,11 +41,19 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
       ? `reference_images is not taken by the model ${model.id}.`
       : `reference_images holds ${references.length} images; the model ${model.id} takes at most ${most}.`);
   }
+  let first: Uint8Array | undefined;
   for (const [index, reference] of references.entries()) {
-    const header = REFERENCE.exec(reference);
-    if (header === null || !BASE64.test(reference.slice(header[0].length))) {
-      return fail('invalid_parameter', `reference_images[${index}] must be a base64 data URL of a PNG, JPEG or WebP image.`);
+    const image = parseImageDataUrl(reference);
+    if (!image.ok) return fail('invalid_parameter', `reference_images[${index}] must be a base64 data URL of a PNG, JPEG or WebP image.`);
+    first ??= image.bytes;
+  }
+  let aspectRatio: string = parsed.aspect_ratio ?? '1:1';
+  if (parsed.aspect_ratio === undefined && first !== undefined) {
+    const size = imageDimensions(first);
+    if (size === undefined) {
+      return fail('invalid_parameter', 'reference_images[0] has an image header whose size cannot be read; send aspect_ratio or a readable image.');
     }
+    aspectRatio = nearestAspectRatio(size.width, size.height);
   }
   const resolution = parsed.resolution ?? '1k';
   const resolutions = model.resolutions ?? ['1k'];
@@ -54,7 +63,7 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
   const request: ResolvedImageRequest = {
     prompt: parsed.prompt,
     n: parsed.n,
-    aspect_ratio: parsed.aspect_ratio ?? defaultAspectRatio(references[0]),
+    aspect_ratio: aspectRatio,
     resolution,
     reference_images: references,
   };
@@ -66,23 +75,4 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
     request.quality = parsed.quality;
   }
   return { ok: true, request };
-}
-
-/** The listed ratio nearest the reference image's (compared on a log scale), else `1:1`. */
-export function defaultAspectRatio(reference: string | undefined): string {
-  if (reference === undefined) return '1:1';
-  const size = imageDimensions(reference.slice(reference.indexOf(',') + 1));
-  if (size === undefined) return '1:1';
-  const target = Math.log(size.width / size.height);
-  let best = '1:1';
-  let bestDistance = Infinity;
-  for (const ratio of ASPECT_RATIOS) {
-    const [w, h] = ratio.split(':').map(Number) as [number, number];
-    const distance = Math.abs(Math.log(w / h) - target);
-    if (distance < bestDistance) {
-      best = ratio;
-      bestDistance = distance;
-    }
-  }
-  return best;
 }

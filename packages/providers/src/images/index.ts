@@ -1,10 +1,20 @@
-export { parseImageDataUrl } from './parse-image-data-url';
-export type { ParseImageDataUrlResult, ReferenceImageType } from './parse-image-data-url';
-export { sniffImageType, sniffBase64ImageType } from './sniff-image-type';
-export type { SniffedImageType } from './sniff-image-type';
-export { imageDimensions } from './image-dimensions';
-export type { ImageDimensions } from './image-dimensions';
-export { ASPECT_RATIOS, nearestAspectRatio, isAspectRatio } from './nearest-aspect-ratio';
-export type { AspectRatio } from './nearest-aspect-ratio';
-export { imagePixelSize } from './image-pixel-size';
-export type { ImageResolution } from './image-pixel-size';
+// The image helpers live in @tollgate/validator (one copy, shared by the request checks and the
+// adapters); they are re-exported here so code that imported them from providers keeps working.
+export {
+  ASPECT_RATIOS,
+  imageDimensions,
+  imagePixelSize,
+  isAspectRatio,
+  nearestAspectRatio,
+  parseImageDataUrl,
+  sniffBase64ImageType,
+  sniffImageType,
+} from '@tollgate/validator';
+export type {
+  AspectRatio,
+  ImageDimensions,
+  ImageResolution,
+  ParseImageDataUrlResult,
+  ReferenceImageType,
+  SniffedImageType,
+} from '@tollgate/validator';

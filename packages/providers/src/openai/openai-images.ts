@@ -1,17 +1,27 @@
+import { imagePixelSize, sniffBase64ImageType, type ImageResolution } from '@tollgate/validator';
 import type { GeneratedImage, ProviderImageRequest } from '../provider';
 import { ProviderError } from '../provider';
 
+// OpenAI's own image models take only these sizes (any other is a 400), so for them the ratio
+// decides the orientation alone; OpenAI-compatible servers get the exact pixel size.
+const FIXED_SIZES: { model: RegExp; square: string; landscape: string; portrait: string }[] = [
+  { model: /^gpt-image-/, square: '1024x1024', landscape: '1536x1024', portrait: '1024x1536' },
+  { model: /^dall-e-3/, square: '1024x1024', landscape: '1792x1024', portrait: '1024x1792' },
+];
+
 /**
- * The OpenAI `size` for an aspect ratio and resolution. OpenAI's image models take three sizes,
- * so the ratio decides only the orientation: square 1024x1024, landscape 1536x1024, portrait
- * 1024x1536 at `1k`; `2k` doubles each side (for compatible servers that take larger sizes).
+ * The `size` for an aspect ratio and resolution: the canonical pixel size of {@link imagePixelSize}
+ * (`16:9` at `1k` -> `1024x576`), except for OpenAI's own models (`gpt-image-*`, `dall-e-3`),
+ * which take fixed sizes: there the ratio picks square, landscape or portrait.
+ * @example
+ * openaiImageSize('3:2', '2k') // '2048x1368'
+ * openaiImageSize('16:9', '1k', 'gpt-image-1') // '1536x1024'
  */
-export function openaiImageSize(aspectRatio: string, resolution: string): string {
-  const [width, height] = aspectRatio.split(':').map(Number);
-  const base = resolution === '2k' ? 2048 : 1024;
-  const long = base * 1.5;
-  if (!width || !height || width === height) return `${base}x${base}`;
-  return width > height ? `${long}x${base}` : `${base}x${long}`;
+export function openaiImageSize(aspectRatio: string, resolution: string, upstream = ''): string {
+  const { width, height } = imagePixelSize(aspectRatio, resolution as ImageResolution);
+  const fixed = FIXED_SIZES.find((entry) => entry.model.test(upstream));
+  if (fixed) return width === height ? fixed.square : width > height ? fixed.landscape : fixed.portrait;
+  return `${width}x${height}`;
 }
 
 /** The upstream body of an image request. Reference images are not sent: the generations endpoint takes none. */
@@ -20,34 +30,24 @@ export function convertToOpenAIImageRequest(request: ProviderImageRequest, upstr
     model: upstream,
     prompt: request.prompt,
     n: request.n,
-    size: openaiImageSize(request.aspect_ratio, request.resolution),
+    size: openaiImageSize(request.aspect_ratio, request.resolution, upstream),
     response_format: 'b64_json',
   };
   if (request.quality !== undefined) body.quality = request.quality;
   return body;
 }
 
-/** The images of an OpenAI images reply, each with its media type sniffed from its bytes. */
+/**
+ * The images of an OpenAI images reply, each with its media type sniffed from its bytes. A reply
+ * without images, or an image whose bytes are no known image type, is an `upstream_error`: the
+ * client is never handed bytes labelled with a type nobody checked.
+ */
 export function readOpenAIImages(body: unknown): GeneratedImage[] {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
   return data.map((item: { b64_json?: unknown }) => {
-    if (typeof item?.b64_json !== 'string') throw new ProviderError('upstream_error', { accepted: true, status: 200 });
-    return { b64_json: item.b64_json, mime_type: sniffImageType(item.b64_json) };
+    const mime = typeof item?.b64_json === 'string' ? sniffBase64ImageType(item.b64_json) : undefined;
+    if (mime === undefined) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
+    return { b64_json: item.b64_json as string, mime_type: mime };
   });
-}
-
-/** The media type from the first bytes of base64 image data: PNG, JPEG, WebP or GIF. */
-export function sniffImageType(base64: string): string {
-  let bytes: string;
-  try {
-    bytes = atob(base64.slice(0, 16));
-  } catch {
-    return 'application/octet-stream';
-  }
-  if (bytes.startsWith('\x89PNG\r\n\x1a\n')) return 'image/png';
-  if (bytes.startsWith('\xff\xd8\xff')) return 'image/jpeg';
-  if (bytes.startsWith('GIF87a') || bytes.startsWith('GIF89a')) return 'image/gif';
-  if (bytes.startsWith('RIFF') && bytes.slice(8, 12) === 'WEBP') return 'image/webp';
-  return 'application/octet-stream';
 }
