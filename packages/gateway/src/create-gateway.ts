@@ -51,6 +51,10 @@ const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
  */
 export function createGateway(options: GatewayOptions): Gateway {
   validateModelPrices(options.models);
+  const fetchPrice = options.fetchMicrosPerCall ?? 0;
+  if (!Number.isSafeInteger(fetchPrice) || fetchPrice < 0) {
+    throw new Error(`fetchMicrosPerCall must be a non-negative whole number of micro-dollars, not ${String(options.fetchMicrosPerCall)}`);
+  }
   const now = options.now ?? Date.now;
   const timers = options.timers ?? {
     setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),

@@ -52,5 +52,7 @@ describe('routing and the model list', () => {
     await expect(setup({ models: [{ id: 'x', type: 'chat', provider: 'nowhere', max_output_tokens: 10, price: { prompt_micros_per_mtok: 1, completion_micros_per_mtok: 1, min_hold_micros: 0 } }] }))
       .rejects.toThrow(/provider "nowhere" is not configured/);
     await expect(setup({ models: [{ id: 'x', type: 'chat', provider: 'local', max_output_tokens: 10 }] })).rejects.toThrow(/x/);
+    await expect(setup({ fetchMicrosPerCall: 1.5 })).rejects.toThrow(/fetchMicrosPerCall must be a non-negative whole number/);
+    await expect(setup({ fetchMicrosPerCall: -1 })).rejects.toThrow(/fetchMicrosPerCall/);
   });
 });
