@@ -80,11 +80,33 @@ describe('reference server, driven by the openai SDK', () => {
   });
 
   it('generates images with the SDK', async () => {
-    const result = await client.images.generate({ model: 'sim-image', prompt: 'a lighthouse', n: 2 });
+    const account = (await accountOf(server)).id;
+    const before = await server.store.getBalance(account);
+    const { data: result, response } = await client.images.generate({ model: 'sim-image', prompt: 'a lighthouse', n: 2 }).withResponse();
+    expect(response.headers.get('x-funding')).toBe('credits');
     expect(result.data).toHaveLength(2);
     const png = Buffer.from(result.data![0]!.b64_json!, 'base64');
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1024, 1024]);
     expect((result.data![0] as unknown as { mime_type: string }).mime_type).toBe('image/png');
+    // sim-image: 40,000 micro-dollars an image, two delivered.
+    const after = await server.store.getBalance(account);
+    expect([after.balance, after.held]).toEqual([before.balance - 80_000, 0]);
+  });
+
+  it("draws the simulator's images at the requested aspect ratio and resolution", async () => {
+    const sizes: number[][] = [];
+    for (const [aspect_ratio, resolution] of [['16:9', '1k'], ['2:3', '1k'], ['3:4', '2k']]) {
+      // Tollgate's own fields go in the body as extra parameters of the SDK call.
+      const params = { model: 'sim-image', prompt: 'a lighthouse', aspect_ratio, resolution } as unknown as OpenAI.ImageGenerateParamsNonStreaming;
+      const result = await client.images.generate(params);
+      const png = Buffer.from(result.data![0]!.b64_json!, 'base64');
+      sizes.push([png.readUInt32BE(16), png.readUInt32BE(20)]);
+    }
+    expect(sizes).toEqual([[1024, 576], [680, 1024], [1536, 2048]]);
+    const refused = await client.images.generate({ model: 'sim-image', prompt: 'a lighthouse', size: '1024x1024' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('invalid_parameter');
   });
 
   it('never logs a key', () => {
