@@ -51,7 +51,11 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
   let created: number | undefined;
   let delivered = '';
   let ended = false;
-  let lastEventAt = now();
+  // The idle clock: since when we wait on the upstream (a read is pending) or, between reads, on
+  // the client. Only upstream silence is a stall; a client that does not read must not be reported
+  // as a provider failure (backpressure keeps the upstream unread meanwhile).
+  let waitingOnUpstream = false;
+  let since = now();
   let idleTimer: unknown;
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
 
@@ -78,13 +82,19 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
     end({ outcome: 'upstream_failed', code });
   };
 
-  // One lazily re-armed timer, not one per chunk: a stall fails the stream.
+  // One lazily re-armed timer, not one per chunk. An upstream silent that long while we wait on it
+  // fails the stream. A client that read nothing that long is stuck: the stream ends as if it had
+  // left (upstream aborted, slot freed, delivered text paid), without blaming the provider.
   const watchIdle = () => {
-    const idle = now() - lastEventAt;
+    const idle = now() - since;
     if (idle >= options.idleTimeoutMs) {
       if (controllerRef && !ended) {
         reader.cancel().catch(() => {});
-        fail(controllerRef, 'upstream_error');
+        if (waitingOnUpstream) fail(controllerRef, 'upstream_error');
+        else {
+          controllerRef.close();
+          end({ outcome: 'client_gone' });
+        }
       }
       return;
     }
@@ -100,6 +110,8 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
       async pull(controller) {
         for (;;) {
           let result: ReadableStreamReadResult<ChatCompletionChunk>;
+          waitingOnUpstream = true;
+          since = now();
           try {
             result = await reader.read();
           } catch (error) {
@@ -119,7 +131,8 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
             return;
           }
           const chunk = result.value;
-          lastEventAt = now();
+          waitingOnUpstream = false;
+          since = now();
           keepalive.touch();
           created ??= chunk.created;
           if (chunk.usage) usage = chunk.usage;

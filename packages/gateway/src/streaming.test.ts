@@ -105,11 +105,19 @@ function tapFetch(inner: () => typeof globalThis.fetch) {
   return { fetch, bodies };
 }
 
-type StreamGateway = Awaited<ReturnType<typeof open>>;
+/** What a streaming test gets: the harness plus manual time, the limiter and the tapped upstream bodies. */
+interface StreamGateway extends TestGateway {
+  time: ReturnType<typeof manualTimers>;
+  upstream: Tapped[];
+  /** The account's requests in flight, as the memory limiter counts them. */
+  inFlight(): Promise<number>;
+  /** POSTs a streamed chat request. */
+  stream(extra?: Record<string, unknown>): Promise<Response>;
+}
 const opened: StreamGateway[] = [];
 
 /** A gateway on manual time with an inspectable limiter and a tapped upstream; checked for leaks after the test. */
-async function open(options: SetupOptions = {}) {
+async function open(options: SetupOptions = {}): Promise<StreamGateway> {
   const clock = manualClock();
   const time = manualTimers(clock);
   const limiter = memoryLimiter();
@@ -126,7 +134,7 @@ async function open(options: SetupOptions = {}) {
   });
   const inFlight = () => limiter.inFlight(limiterKeys.flight(t!.accountId), clock.now());
   const stream = (extra: Record<string, unknown> = {}) => t!.post('/v1/chat/completions', chatBody({ stream: true, ...extra }));
-  const s = { ...t, clock, time, limiter, upstream: tap.bodies, inFlight, stream };
+  const s: StreamGateway = { ...t, clock, time, upstream: tap.bodies, inFlight, stream };
   opened.push(s);
   return s;
 }
@@ -415,6 +423,48 @@ describe('an upstream that fails after the first event', () => {
     const { data } = body.parsed();
     expect(data.at(-1)).toBe('[DONE]');
     expect(data).toHaveLength(10);
+  });
+});
+
+describe('the idle timeout blames only the side the stream waits on', () => {
+  it('counts an upstream stall from the moment the client asked for more, not from the last event', async () => {
+    const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { faults: [{ kind: 'stall', afterChunks: 3 }] } });
+    const reader = stepReader(await s.stream());
+    await reader.take(3);
+    // The client pauses for 50 s (the upstream is not read meanwhile), then asks for more: the stall starts now.
+    await s.time.advance(50_000);
+    let next: string[] | undefined;
+    const pending = reader.take(1).then((data) => (next = data));
+    await flush();
+    expect(reader.comments).toEqual([': keepalive', ': keepalive']);
+    await s.time.advance(59_999);
+    expect(next).toBeUndefined();
+    await s.time.advance(1);
+    await pending;
+    expect(JSON.parse(next![0]!)).toEqual(errorRecord('upstream_error'));
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, code: 'upstream_error', outcome: 'upstream_failed' });
+  });
+
+  it('lets a client go that read nothing for streamIdleTimeoutMs: no error event blaming the provider, no [DONE]', async () => {
+    const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { reply: HUNDRED } });
+    const response = await s.stream();
+    const reader = stepReader(response);
+    const got = await reader.take(3);
+    await s.time.advance(59_999);
+    expect(s.fake.open).toBe(1);
+    await s.time.advance(1);
+    // Upstream aborted and slot freed while the client still has not read.
+    await settled(s);
+    expect(s.fake.open).toBe(0);
+    expect(await s.inFlight()).toBe(0);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
+    expect(s.logs.at(-1)!.code).toBeUndefined();
+    const delivered = got.map((payload) => (JSON.parse(payload) as Chunk).choices[0]!.delta.content ?? '').join('');
+    expect((await charges(s))[0]!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens(delivered), outcome: 'client_gone' });
+    // What the client finds when it reads again: the keepalives sent meanwhile, then the end.
+    await expect(reader.take(1)).rejects.toThrow('the stream ended after 0 of 1 events');
+    expect(reader.comments).toEqual([': keepalive', ': keepalive']);
   });
 });
 
