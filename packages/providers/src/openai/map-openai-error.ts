@@ -8,7 +8,8 @@ interface ErrorFields {
   message?: unknown;
 }
 
-const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violation']);
+// moderation_blocked is what gpt-image-* models send (type image_generation_user_error).
+const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violation', 'moderation_blocked']);
 // Compatible servers (vLLM, llama.cpp, TGI) often send 400 with no code; their sentences say it.
 const CONTEXT_SENTENCE = /maximum context length|context window|context_length_exceeded|exceeds the context|too many tokens/i;
 const OVERLOADED = /overload/i;

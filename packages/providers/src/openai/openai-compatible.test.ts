@@ -156,6 +156,7 @@ describe('openaiCompatible: errors', () => {
     [{ kind: 'status', status: 400, code: 'context_length_exceeded' }, 'context_length_exceeded', true, undefined],
     [{ kind: 'status', status: 400, code: 'content_filter' }, 'content_filter', true, undefined],
     [{ kind: 'status', status: 400, code: 'content_policy_violation' }, 'content_filter', true, undefined],
+    [{ kind: 'status', status: 400, code: 'moderation_blocked' }, 'content_filter', true, undefined],
     [{ kind: 'status', status: 400, code: 'invalid_value' }, 'invalid_request', true, undefined],
     [{ kind: 'status', status: 422 }, 'invalid_request', true, undefined],
     [{ kind: 'status', status: 413 }, 'request_too_large', true, undefined],
