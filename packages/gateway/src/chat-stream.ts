@@ -26,6 +26,11 @@ export interface ChatStreamOptions {
   model: string;
   /** Whether the client asked for the usage chunk. */
   includeUsage: boolean;
+  /**
+   * The usage to show in the usage chunk when the upstream reported none (the estimate the account
+   * is charged). Without it such a stream has no usage chunk even when the client asked for one.
+   */
+  usageFallback?: (deliveredText: string) => Usage;
   obfuscate: () => string;
   keepaliveMs: number;
   idleTimeoutMs: number;
@@ -120,9 +125,10 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
           }
           if (ended) return;
           if (result.done) {
-            if (includeUsage && usage) {
+            const shown = includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
+            if (shown) {
               controller.enqueue(encoder.encode(sseData(JSON.stringify({
-                id, object: 'chat.completion.chunk', created: created ?? Math.floor(now() / 1000), model, choices: [], usage, obfuscation: obfuscate(),
+                id, object: 'chat.completion.chunk', created: created ?? Math.floor(now() / 1000), model, choices: [], usage: shown, obfuscation: obfuscate(),
               }))));
             }
             controller.enqueue(encoder.encode(SSE_DONE));

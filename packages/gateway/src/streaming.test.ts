@@ -5,10 +5,11 @@
  * and after every test no upstream body, timer, in-flight slot or hold may remain.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorRecord, type ErrorCode } from '@tollgate/core';
+import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate/core';
 import { estimateCompletionTokens } from '@tollgate/billing';
 import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { openaiCompatible } from '@tollgate/providers';
+import { createChatStream, type StreamSummary } from './chat-stream';
 import type { GatewayTimers } from './gateway-options';
 import { chatBody, manualClock, setup, UPSTREAM_KEY, type ManualClock, type SetupOptions, type TestGateway } from './test-harness';
 
@@ -574,5 +575,44 @@ describe('a slow upstream', () => {
     expect(comments).toEqual([]);
     const { text } = expectChunks(data, true, upstreamSent(s.upstream[0]!).ids);
     expect(text).toBe(HUNDRED);
+  });
+});
+
+describe('createChatStream over an upstream that reports no usage', () => {
+  const chunk = (content: string | undefined, finish: 'stop' | null = null): ChatCompletionChunk =>
+    ({ id: 'up-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'up-model',
+      choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }] }) as ChatCompletionChunk;
+  const run = async (includeUsage: boolean, usageFallback?: (text: string) => { prompt_tokens: number; completion_tokens: number; total_tokens: number }) => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const chunks = [chunk('Hi'), chunk(' you'), chunk(undefined, 'stop')];
+    const ends: StreamSummary[] = [];
+    const body = createChatStream({
+      upstream: new ReadableStream<ChatCompletionChunk>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }, { highWaterMark: 0 }),
+      id: 'chatcmpl-ours', model: 'fast', includeUsage, obfuscate: () => 'x'.repeat(16), keepaliveMs: 25_000, idleTimeoutMs: 60_000,
+      timers: time.timers, now: clock.now, onEnd: (summary) => ends.push(summary),
+      ...(usageFallback ? { usageFallback } : {}),
+    });
+    const { data } = parseEvents(await new Response(body).text());
+    expect(time.pending).toBe(0);
+    expect(ends).toEqual([{ outcome: 'done', usage: undefined, deliveredText: 'Hi you' }]);
+    return data;
+  };
+
+  it('shows the fallback (the estimate charged) as the usage chunk when the client asked for usage', async () => {
+    const data = await run(true, (text) => ({ prompt_tokens: 5, completion_tokens: text.length, total_tokens: 5 + text.length }));
+    expect(data).toHaveLength(5);
+    expect(JSON.parse(data[3]!)).toEqual({
+      id: 'chatcmpl-ours', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'fast', choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 }, obfuscation: 'x'.repeat(16),
+    });
+    expect(data[4]).toBe('[DONE]');
+  });
+
+  it('sends no usage chunk when the client did not ask, fallback or not', async () => {
+    let asked = 0;
+    const data = await run(false, () => (asked++, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }));
+    expect(data.map((payload) => payload === '[DONE]' || (JSON.parse(payload) as Chunk).choices.length === 1)).toEqual([true, true, true, true]);
+    expect(asked).toBe(0);
   });
 });
