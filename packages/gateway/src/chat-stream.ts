@@ -145,6 +145,8 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
           if (chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
           for (const choice of chunk.choices) {
             const delta = choice.delta;
+            // Some compatible servers send "" until the end; the spec's value there is null.
+            if ((choice.finish_reason as string) === '') choice.finish_reason = null;
             if (typeof delta.content === 'string') delivered += delta.content;
             if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
           }

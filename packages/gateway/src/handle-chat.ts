@@ -2,7 +2,7 @@ import { GatewayError, HEADER, completionId, planAllows, requestId as newRequest
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import { firstSystemText, lastUserTextBytes, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import type { ProviderChatRequest } from '@tollgate/providers';
-import { callRoutes } from './call-routes';
+import { callRoutes, toGatewayError } from './call-routes';
 import { createChatStream, type StreamSummary } from './chat-stream';
 import { holdCredits, type CreditHold } from './credit-hold';
 import type { StartedHeaders } from './reply';
@@ -97,7 +97,9 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     timers: runtime.timers,
     now: runtime.now,
     onEnd: (summary: StreamSummary) => {
-      abort.abort();
+      // A stream that ended on its own has nothing left to stop; abort() builds a DOMException with
+      // a stack trace, which on every streamed request is measurable.
+      if (summary.outcome !== 'done') abort.abort();
       if (summary.code) context.log.code = summary.code;
       // An upstream that broke before delivering anything is a failed call, as a 502 would be: no charge.
       const nothing = summary.outcome === 'upstream_failed' && !summary.usage && summary.deliveredText === '';
@@ -128,17 +130,58 @@ async function teeChat(
   const raw = result.value;
   const headers = runtime.replies.headers(started, raw.contentType, extra);
   if (!request.stream) {
-    const bytes = await new Response(raw.body).arrayBuffer();
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await new Response(raw.body).arrayBuffer();
+    } catch (error) {
+      // A reply cut before its end is a failed call, as for other models: 502, hold released.
+      return failed(runtime, context, hold, started, toGatewayError(error));
+    }
     const usage = await raw.usage;
     await charge(usage, '', usage ? 'done' : 'no_usage');
     return new Response(bytes, { status: raw.status, headers });
   }
   const endSlot = context.keepSlot();
-  endSlot(raw.usage.then(
+  // The slot is held until the body ends, errors or is cancelled; only then is usage final. A
+  // provider owes usage only for a body read to its end: after a cut or cancel, take what it has
+  // already settled, so a usage promise that never resolves cannot hang the settlement.
+  const body = onBodyEnd(raw.body, (complete) => endSlot((complete ? raw.usage : Promise.race([raw.usage, Promise.resolve(undefined)])).then(
     (usage) => charge(usage, '', usage ? 'done' : 'incomplete'),
     () => charge(undefined, '', 'incomplete'),
-  ));
-  return new Response(raw.body, { status: raw.status, headers });
+  )));
+  return new Response(body, { status: raw.status, headers });
+}
+
+/** The same bytes, unchanged, calling `onEnd` once when the body ends (complete), errors or is cancelled. */
+function onBodyEnd(source: ReadableStream<Uint8Array>, onEnd: (complete: boolean) => void): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let ended = false;
+  const end = (complete: boolean) => {
+    if (ended) return;
+    ended = true;
+    onEnd(complete);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        end(false);
+        return controller.error(error);
+      }
+      if (read.done) {
+        end(true);
+        return controller.close();
+      }
+      controller.enqueue(read.value);
+    },
+    async cancel(reason) {
+      // Cancel the source first: the provider aborts the upstream and settles its usage promise.
+      await reader.cancel(reason).catch(() => undefined);
+      end(false);
+    },
+  }, { highWaterMark: 0 });
 }
 
 /** Releases the hold of a request whose upstream failed, and answers the mapped error. */
