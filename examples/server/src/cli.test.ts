@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +96,23 @@ describe('tollgate CLI', () => {
     expect(usage.entries.map((entry) => [entry.kind, entry.micros])).toEqual([['credit', 25_000]]);
     const table = await cli(dir, 'usage', '--account', account.id);
     expect(table.stdout).toContain('balance $0.025000');
+  });
+
+  it('refuses to serve a catalogue with a malformed price: exit code 2 and the model named', async () => {
+    const dir = dataDir();
+    const catalogue = join(dir, 'catalogue.json');
+    writeFileSync(catalogue, JSON.stringify({
+      providers: { up: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1' } },
+      models: [{ id: 'cheap', type: 'chat', provider: 'up', max_output_tokens: 10, price: { prompt_micros_per_mtok: 1.5, completion_micros_per_mtok: 1, min_hold_micros: 0 } }],
+    }));
+    process.env.TOLLGATE_CATALOGUE = catalogue;
+    try {
+      const result = await cli(dir, 'serve');
+      expect(result.status).toBe(2);
+      expect(result.stderr).toMatch(/^tollgate: .*cheap/);
+    } finally {
+      delete process.env.TOLLGATE_CATALOGUE;
+    }
   });
 
   it('refuses a wrong command line with a clear message and exit code 2', async () => {

@@ -8,7 +8,7 @@ import { createGateway, type Gateway, type RequestLog } from '@tollgate/gateway'
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
 import { loadCatalogue } from './catalogue';
-import type { ServerConfig } from './config';
+import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
 import { nodeResolver, nodeTransport } from './page-fetch-transport';
@@ -51,7 +51,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await store.releaseExpired();
   }
   const metrics = createMetrics();
-  const gateway = createGateway({
+  const gateway = configured(() => createGateway({
     version: config.version,
     store,
     limiter,
@@ -71,7 +71,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       metrics.record(record);
       log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });
     },
-  });
+  }));
   const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
 
   const server = (await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server));
@@ -129,4 +129,13 @@ async function createDemoAccount(store: Store, dataDir: string): Promise<string 
   const key = await store.createKey(account.id, 'demo');
   writeFileSync(marker, `${JSON.stringify({ accountId: account.id, keyId: key.id, createdAt: new Date().toISOString() })}\n`);
   return key.key;
+}
+
+/** Configuration mistakes found by createGateway (prices, routes) are ConfigErrors: exit code 2, clear message. */
+function configured<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
