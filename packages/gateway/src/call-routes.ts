@@ -15,16 +15,14 @@ export function createAttestations(ttlMs: number, now: () => number): Attestatio
       const entry = cache.get(provider);
       if (entry?.pending) return entry.pending;
       if (entry && entry.until > now()) return true;
-      const pending = (async () => {
-        try {
-          await provider.attest!();
-          cache.set(provider, { until: now() + ttlMs });
-          return true;
-        } catch {
-          cache.delete(provider);
-          return false;
-        }
-      })();
+      // Called in a `then`, so a hook that throws synchronously settles after the pending entry
+      // below is set, and its failure is removed rather than cached for good.
+      const pending = Promise.resolve()
+        .then(() => provider.attest!())
+        .then(
+          () => (cache.set(provider, { until: now() + ttlMs }), true),
+          () => (cache.delete(provider), false),
+        );
       cache.set(provider, { until: 0, pending });
       return pending;
     },

@@ -189,6 +189,17 @@ describe('tee: attestation', () => {
     await expectCharged(t, [REPLY_COST]);
   });
 
+  it('does not cache a failure of an attest hook that throws synchronously', async () => {
+    let fail = true;
+    const t = await tee({ attest: (() => { if (fail) throw new Error('no quote'); return Promise.resolve(); }) as () => Promise<void> });
+    await expectStartedError(await t.chat(), 503, 'upstream_unattested');
+    fail = false;
+    const response = await t.chat();
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    expect(t.attests.enclave).toBe(2);
+  });
+
   it('caches a successful attestation for attestationTtlMs (manual clock), then checks again', async () => {
     const t = await tee({ attestationTtlMs: 60_000 });
     for (let i = 0; i < 3; i++) await (await t.chat()).arrayBuffer();
