@@ -64,4 +64,29 @@ describe('createObfuscator', () => {
     });
     expect(obfuscation()).toBe('_' + 'A'.repeat(63));
   });
+
+  it('gives exactly the values of drawing one byte per character, across pool refills', () => {
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // The reference: the obvious byte-at-a-time reading of the same source.
+    const source = seeded(0x2545f491);
+    const pool = new Uint8Array(4096);
+    let offset = 4096;
+    const next = () => {
+      if (offset >= 4096) {
+        source(pool);
+        offset = 0;
+      }
+      return pool[offset++]!;
+    };
+    const reference = () => {
+      let byte = next();
+      while (byte >= 245) byte = next();
+      let out = '';
+      for (let i = 16 + (byte % 49); i > 0; i--) out += ALPHABET[next() & 63];
+      return out;
+    };
+    const obfuscation = createObfuscator({ random: seeded(0x2545f491) });
+    // 5,000 values use about 200 KiB of bytes: some 50 refills, many inside a value.
+    for (let i = 0; i < 5_000; i++) expect(obfuscation()).toBe(reference());
+  });
 });

@@ -1,0 +1,63 @@
+/**
+ * Child process of the chat bench: the reference server (SQLite store, memory limiter) and the
+ * bare node:http pass-through proxy, both in front of the upstream at `process.argv[2]`. Creates
+ * `process.argv[3]` pro accounts with credits and a key each, prints
+ * `{"gateway":…,"bare":…,"keys":[…]}` on one line, then serves until its stdin closes (a normal
+ * exit, so `--cpu-prof` writes its profile).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../examples/server/src/config';
+import { startServer } from '../examples/server/src/start-server';
+
+const upstreamUrl = process.argv[2]!;
+const accounts = Number(process.argv[3] ?? 400);
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+const catalogue = join(dir, 'catalogue.json');
+writeFileSync(catalogue, JSON.stringify({
+  providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstreamUrl}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
+  models: [{ id: 'bench', type: 'chat', provider: 'upstream', upstream: 'gpt-4o-mini', max_output_tokens: 256,
+    price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 } }],
+}));
+process.env.BENCH_UPSTREAM_KEY = 'bench-upstream-key';
+const server = await startServer(
+  loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dir, TOLLGATE_CATALOGUE: catalogue }),
+  { log: () => {}, demo: false },
+);
+// Plan limits are per account (pro: 10 requests a second, burst 61, 10 in flight): spread the load.
+const keys: string[] = [];
+for (let index = 0; index < accounts; index++) {
+  const account = await server.store.createAccount({ plan: 'pro' });
+  await server.store.addCredits(account.id, 1_000_000_000);
+  keys.push((await server.store.createKey(account.id, 'bench')).key);
+}
+
+const { port: upstreamPort } = new URL(upstreamUrl);
+// The baseline: pipes requests and replies through unchanged, as thin as a Node proxy gets.
+const bare = createServer((incoming, outgoing) => {
+  const upstream = httpRequest(
+    { host: '127.0.0.1', port: upstreamPort, method: incoming.method, path: incoming.url, headers: incoming.headers },
+    (reply) => {
+      outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(outgoing);
+    },
+  );
+  upstream.on('error', () => outgoing.destroy());
+  incoming.pipe(upstream);
+});
+await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+
+process.stdout.write(`${JSON.stringify({ gateway: server.url, bare: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, keys })}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => {
+  bare.closeAllConnections();
+  bare.close();
+  void server.close().finally(() => {
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+});

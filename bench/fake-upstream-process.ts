@@ -1,0 +1,15 @@
+/**
+ * Child process of the chat bench: the loopback fake OpenAI upstream, in a process of its own so
+ * its CPU time is not charged to the gateway or the bare proxy. Prints `{"url":…}` on one line,
+ * then serves until its stdin closes.
+ */
+import { fakeOpenAI } from '@tollgate/testing';
+import { listen } from '@tollgate/testing/server';
+
+const fake = fakeOpenAI({ reply: 'The quick brown fox jumps over the lazy dog. '.repeat(4) });
+const server = await listen(fake.handle);
+// The fake records every request for tests; a bench run would grow that list for nothing.
+setInterval(() => void (fake.requests.length = 0), 1000).unref();
+process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => void server.close().then(() => process.exit(0)));

@@ -1,0 +1,50 @@
+/**
+ * Starts a bench child process (a TypeScript file run through tsx) and waits for the one JSON line
+ * it prints when it is ready. Closing its stdin asks it to stop.
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** A running child and what it announced. */
+export interface Child<T> {
+  info: T;
+  /** Closes the child's stdin and resolves when it has exited. */
+  stop(): Promise<void>;
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Runs `node [nodeArgs] --import tsx <file> [args]` from the repository root.
+ *
+ * @example
+ * const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
+ * await upstream.stop();
+ */
+export async function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<Child<T>> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines = createInterface({ input: child.stdout! });
+  const info = await new Promise<T>((resolve, reject) => {
+    lines.once('line', (line) => {
+      try {
+        resolve(JSON.parse(line) as T);
+      } catch (error) {
+        reject(error);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code}) before it was ready`)));
+    child.once('error', reject);
+  });
+  return {
+    info,
+    stop: () => {
+      child.stdin!.end();
+      return exited;
+    },
+  };
+}
