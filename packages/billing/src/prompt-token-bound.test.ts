@@ -3,20 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ModelConfig } from '@tollgate/core';
 import { estimatePromptTokens } from './estimate-prompt-tokens';
 import { promptTokenBound } from './prompt-token-bound';
-import { utf8ByteLength } from './utf8-byte-length';
 
 const model: ModelConfig = { id: 'fast', type: 'chat' };
 const request = (messages: ChatRequest['messages'], extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'fast', messages, stream: false, ...extra });
 const IMAGE = { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } } as const;
-
-describe('utf8ByteLength', () => {
-  it('counts like TextEncoder, surrogates and lone surrogates included', () => {
-    expect(utf8ByteLength('aé你😀')).toBe(1 + 2 + 3 + 4);
-    expect(utf8ByteLength('\ud800x')).toBe(4);
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 64 }), (text) => utf8ByteLength(text) === new TextEncoder().encode(text).length), { numRuns: 300 });
-    
-  });
-});
 
 describe('promptTokenBound', () => {
   it('counts UTF-8 bytes of text plus 8 per message', () => {

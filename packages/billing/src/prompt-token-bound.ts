@@ -1,6 +1,6 @@
+import { utf8ByteLength } from '@tollgate/core';
 import type { ChatRequest, ModelConfig } from '@tollgate/core';
 import { measurePrompt } from './measure-prompt';
-import { utf8ByteLength } from './utf8-byte-length';
 
 /** Tokens the bound counts for each message's role and framing. */
 export const MESSAGE_OVERHEAD_TOKENS = 8;

@@ -10,6 +10,7 @@ export type { Plan, PlanLimits } from './plans';
 export { ACCOUNT_STATES, isAccountState } from './account';
 export type { Account, AccountState } from './account';
 export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
+export { utf8ByteLength } from './utf8-byte-length';
 export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
 export type { ChatPrice, ImagePrice, ModelConfig, ModelRecord, ModelRoute, ModelType } from './models';
 export type {

@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ErrorCode, Usage } from '@tollgate/core';
+import type { ResolvedImageRequest } from '@tollgate/validator';
 
 /** Settings every provider factory takes. */
 export interface ProviderSettings {
@@ -49,16 +50,8 @@ export interface RawReply {
   usage: Promise<Usage | undefined>;
 }
 
-/** An image generation request as providers take it. */
-export interface ProviderImageRequest {
-  prompt: string;
-  n: number;
-  aspect_ratio: string;
-  resolution: string;
-  quality?: string;
-  /** Base64 data URLs. */
-  reference_images: string[];
-}
+/** An image generation request as providers take it: the validator's resolved request (reference images are base64 data URLs). */
+export type ProviderImageRequest = ResolvedImageRequest;
 
 /** One generated image. */
 export interface GeneratedImage {

@@ -1,3 +1,4 @@
+import { utf8ByteLength } from '@tollgate/core';
 import type { ChatMessage, ChatRequest } from '@tollgate/core';
 
 /** The text of a message: string content, or its text parts joined without a separator. */
@@ -26,25 +27,7 @@ export function firstSystemText(request: ChatRequest): string | undefined {
 export function lastUserTextBytes(request: ChatRequest): number {
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const message = request.messages[i] as ChatMessage;
-    if (message.role === 'user') return utf8Length(messageText(message));
+    if (message.role === 'user') return utf8ByteLength(messageText(message));
   }
   return 0;
-}
-
-/** UTF-8 length of a string without encoding it; a lone surrogate counts as U+FFFD (3 bytes), as TextEncoder writes it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }

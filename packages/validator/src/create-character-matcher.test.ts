@@ -1,6 +1,6 @@
 import type { ChatRequest } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
-import { firstSystemText, lastUserTextBytes, utf8Length } from './chat-text';
+import { firstSystemText, lastUserTextBytes } from './chat-text';
 import { createCharacterMatcher } from './create-character-matcher';
 
 describe('createCharacterMatcher', () => {
@@ -51,9 +51,10 @@ describe('chat text', () => {
     expect(lastUserTextBytes(request([{ role: 'system', content: 's' }]))).toBe(0);
   });
 
-  it('counts bytes as TextEncoder does, lone surrogates included', () => {
+  it('counts the last user text in bytes as TextEncoder does, lone surrogates included', () => {
     for (const text of ['', 'abc', 'é', '€', '😀', '\ud800', 'a\udc00b', '\ud800\ud800', 'x'.repeat(8001)]) {
-      expect([text, utf8Length(text)]).toEqual([text, new TextEncoder().encode(text).length]);
+      const bytes = lastUserTextBytes(request([{ role: 'user', content: text }]));
+      expect([text, bytes]).toEqual([text, new TextEncoder().encode(text).length]);
     }
   });
 });
