@@ -7,6 +7,8 @@ import type { ModelConfig } from '@tollgate/core';
 import { openaiCompatible } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
 import { chatBody, readEvents, setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from './test-harness';
+import { charges, expectLedgerAddsUp } from './test-leaks';
+import { stepReader } from './test-sse';
 
 /**
  * A model with prices that do not divide evenly: 1.5 micros a prompt token, 2.5 a completion
@@ -37,43 +39,8 @@ async function open(options: SetupOptions = {}): Promise<TestGateway> {
 
 // The ledger invariant, after every test: the balance is the sum of the account's entries.
 afterEach(async () => {
-  for (const t of opened.splice(0)) {
-    const { balance } = await t.balance();
-    const entries = await t.store.entries(t.accountId);
-    expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance);
-  }
+  for (const t of opened.splice(0)) await expectLedgerAddsUp(t);
 });
-
-/** The charge entries of the account, oldest first. */
-async function charges(t: TestGateway) {
-  return (await t.store.entries(t.accountId)).filter((entry) => entry.kind === 'charge').reverse();
-}
-
-/** Reads SSE events one at a time; `take(n)` returns the next n `data:` payloads. */
-function eventReader(response: Response) {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  return {
-    async take(n: number): Promise<string[]> {
-      const out: string[] = [];
-      while (out.length < n) {
-        const at = buffer.indexOf('\n\n');
-        if (at >= 0) {
-          const event = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          if (event.startsWith('data: ')) out.push(event.slice(6));
-          continue;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended after ${out.length} of ${n} events`);
-        buffer += decoder.decode(value, { stream: true });
-      }
-      return out;
-    },
-    cancel: () => reader.cancel(),
-  };
-}
 
 function expectRefusedBeforeStart(response: Response) {
   expect(response.headers.get('x-request-id')).toBeNull();
@@ -210,7 +177,7 @@ describe('Billing 3: a stream that stops early pays for what it delivered', () =
   it('charges the estimate of the delivered text when the client cancels after three chunks', async () => {
     const t = await open({ fakeOptions: { reply: TEN } });
     const response = await t.post('/v1/chat/completions', { model: 'odd', stream: true, messages: [{ role: 'user', content: COUNT_PROMPT }] });
-    const events = eventReader(response);
+    const events = stepReader(response);
     const [role, ...content] = await events.take(4);
     expect(JSON.parse(role!).choices[0].delta).toMatchObject({ role: 'assistant' });
     expect(content.map((event) => JSON.parse(event).choices[0].delta.content).join('')).toBe('one two three');
@@ -357,15 +324,18 @@ describe('upstream failures and clients that leave', () => {
   });
 
   it('charges nothing for a stream whose upstream broke before any content was delivered', async () => {
-    // Cut before the first event, and cut after the role chunk (which carries no content).
+    // Cut before the first event: no 200 was sent yet, so the client gets the error's own status.
+    // Cut after the role chunk (which carries no content): the 200 stream ends with an error event.
     const t = await open({ fakeOptions: { faults: [{ kind: 'cut', afterChunks: 0 }, { kind: 'cut', afterChunks: 1 }] } });
-    for (let i = 0; i < 2; i++) {
-      const response = await t.post('/v1/chat/completions', chatBody({ stream: true }));
-      expect(response.status).toBe(200);
-      const { data } = await readEvents(response);
-      expect(JSON.parse(data.at(-1)!).error.code).toBe('upstream_error');
-      await t.gateway.idle();
-    }
+    const before = await t.post('/v1/chat/completions', chatBody({ stream: true }));
+    expect(before.status).toBe(502);
+    expect(before.headers.get('x-request-id')).toMatch(/^req_/);
+    expect((await before.json()).error.code).toBe('upstream_error');
+    const after = await t.post('/v1/chat/completions', chatBody({ stream: true }));
+    expect(after.status).toBe(200);
+    const { data } = await readEvents(after);
+    expect(JSON.parse(data.at(-1)!).error.code).toBe('upstream_error');
+    await t.gateway.idle();
     expect(await t.balance()).toEqual({ balance: 10_000_000, held: 0, available: 10_000_000 });
     expect(await charges(t)).toEqual([]);
   });

@@ -2,6 +2,7 @@ import { errorRecord, type ChatCompletionChunk, type ErrorCode, type Usage } fro
 import { SSE_DONE, SSE_KEEPALIVE, createKeepalive, sseData, sseError } from '@tollgate/sse';
 import { ProviderError } from '@tollgate/providers';
 import type { GatewayTimers } from './gateway-options';
+import { readUsage } from './read-usage';
 
 /** How a stream ended. */
 export type StreamOutcome = 'done' | 'client_gone' | 'upstream_failed';
@@ -20,6 +21,8 @@ export interface StreamSummary {
 /** Options of {@link createChatStream}. */
 export interface ChatStreamOptions {
   upstream: ReadableStream<ChatCompletionChunk>;
+  /** A read of `upstream`'s reader already under way (the gateway waits for the first event before answering). */
+  pending?: { reader: ReadableStreamDefaultReader<ChatCompletionChunk>; read: Promise<ReadableStreamReadResult<ChatCompletionChunk>> };
   /** The `chatcmpl-` id every chunk carries. */
   id: string;
   /** The model id the client sent. */
@@ -51,7 +54,8 @@ const encoder = new TextEncoder();
  */
 export function createChatStream(options: ChatStreamOptions): ReadableStream<Uint8Array> {
   const { upstream, id, model, includeUsage, obfuscate, timers, now } = options;
-  const reader = upstream.getReader();
+  const reader = options.pending?.reader ?? upstream.getReader();
+  let pendingRead = options.pending?.read;
   let usage: Usage | undefined;
   let created: number | undefined;
   let delivered = '';
@@ -77,7 +81,11 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
     ended = true;
     keepalive.stop();
     timers.clearTimeout(idleTimer);
-    options.onEnd({ ...summary, usage, deliveredText: delivered });
+    try {
+      options.onEnd({ ...summary, usage, deliveredText: delivered });
+    } catch {
+      // onEnd settles and frees the slot; it must not take the stream down with it.
+    }
   };
 
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, code: ErrorCode) => {
@@ -113,12 +121,32 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
         idleTimer = timers.setTimeout(watchIdle, options.idleTimeoutMs);
       },
       async pull(controller) {
+        try {
+          await forward(controller);
+        } catch {
+          // A chunk of a shape no provider should send: the provider failed, never the gateway.
+          reader.cancel().catch(() => {});
+          fail(controller, 'upstream_error');
+        }
+      },
+      cancel() {
+        // The client went away: abort the upstream and pay for what was delivered.
+        reader.cancel().catch(() => {});
+        end({ outcome: 'client_gone' });
+      },
+    },
+    { highWaterMark: 0 },
+  );
+
+  async function forward(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
         for (;;) {
           let result: ReadableStreamReadResult<ChatCompletionChunk>;
           waitingOnUpstream = true;
           since = now();
           try {
-            result = await reader.read();
+            const read = pendingRead ?? reader.read();
+            pendingRead = undefined;
+            result = await read;
           } catch (error) {
             fail(controller, error instanceof ProviderError ? error.code : 'upstream_error');
             return;
@@ -141,10 +169,10 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
           since = now();
           keepalive.touch();
           created ??= chunk.created;
-          if (chunk.usage) usage = chunk.usage;
-          if (chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
+          if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
+          if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
           for (const choice of chunk.choices) {
-            const delta = choice.delta;
+            const delta = (choice.delta ??= {});
             // Some compatible servers send "" until the end; the spec's value there is null.
             if ((choice.finish_reason as string) === '') choice.finish_reason = null;
             if (typeof delta.content === 'string') delivered += delta.content;
@@ -157,13 +185,5 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
           controller.enqueue(encoder.encode(sseData(JSON.stringify(chunk))));
           return;
         }
-      },
-      cancel() {
-        // The client went away: abort the upstream and pay for what was delivered.
-        reader.cancel().catch(() => {});
-        end({ outcome: 'client_gone' });
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  }
 }

@@ -4,6 +4,7 @@ import { firstSystemText, lastUserTextBytes, parseChatRequest, resolveChatReques
 import type { ProviderChatRequest } from '@tollgate/providers';
 import { callRoutes, toGatewayError } from './call-routes';
 import { createChatStream, type StreamSummary } from './chat-stream';
+import { readUsage } from './read-usage';
 import { holdCredits, type CreditHold } from './credit-hold';
 import type { StartedHeaders } from './reply';
 import type { MeteredContext, Runtime } from './runtime';
@@ -55,12 +56,19 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const wantsUsage = request.stream_options?.include_usage === true;
   const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
 
-  const charge = (usage: Usage | undefined, deliveredText: string, outcome: string) => {
+  const charge = (reported: unknown, deliveredText: string, outcome: string) => {
+    // Only well-formed usage is money; anything else is charged by the documented estimate.
+    const usage = readUsage(reported);
     const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, config);
     // The provider's usage counts what it sent, and it comes after the content: when it arrived,
     // everything it counts was delivered. Without it, count the text the client was sent.
     const completionTokens = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
-    const cost = chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
+    let cost: number;
+    try {
+      cost = chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
+    } catch {
+      cost = hold.micros; // past the safe-integer range: the most the request was held for
+    }
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
     return hold.settle(cost, { model: config.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
   };
@@ -73,21 +81,33 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     if (!result.ok) return failed(runtime, context, hold, started, result.error);
     context.log.provider = result.route.name;
     const completion: ChatCompletion = result.value;
-    await charge(completion.usage, completionText(completion), completion.usage ? 'done' : 'no_usage');
+    await charge(completion.usage, completionText(completion), readUsage(completion.usage) ? 'done' : 'no_usage');
     completion.id = completionId();
     completion.model = config.id;
     return replies.json(JSON.stringify(completion), started, extra);
   }
 
   const abort = new AbortController();
-  const result = await callRoutes(model, runtime.attestations, (provider, upstream) =>
-    provider.chatStream!(upstreamRequest, { upstream, signal: abort.signal }),
-  );
-  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  const result = await callRoutes(model, runtime.attestations, async (provider, upstream) => {
+    const stream = await provider.chatStream!(upstreamRequest, { upstream, signal: abort.signal });
+    // Wait for the first event before answering 200, so a provider that fails at once gets its
+    // own status (and the next route, where allowed); but no longer than a keepalive interval,
+    // after which a thinking model's stream starts with keepalive comments.
+    const reader = stream.getReader();
+    const read = reader.read();
+    read.catch(() => {}); // observed later by the stream; never an unhandled rejection
+    await withinMs(read, runtime.keepaliveMs, runtime.timers); // a failure here rejects: mapped by callRoutes
+    return { stream, pending: { reader, read } };
+  });
+  if (!result.ok) {
+    abort.abort();
+    return failed(runtime, context, hold, started, result.error);
+  }
   context.log.provider = result.route.name;
   const endSlot = context.keepSlot();
   const body = createChatStream({
-    upstream: result.value,
+    upstream: result.value.stream,
+    pending: result.value.pending,
     id: completionId(),
     model: config.id,
     includeUsage: wantsUsage,
@@ -96,6 +116,12 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     idleTimeoutMs: runtime.idleTimeoutMs,
     timers: runtime.timers,
     now: runtime.now,
+    // A client that asked for usage gets it even from an upstream that reports none: the estimate it pays.
+    usageFallback: (text) => {
+      const prompt = estimatePromptTokens(request, config);
+      const completion = estimateCompletionTokens(text);
+      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    },
     onEnd: (summary: StreamSummary) => {
       // A stream that ended on its own has nothing left to stop; abort() builds a DOMException with
       // a stack trace, which on every streamed request is measurable.
@@ -103,7 +129,12 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
       if (summary.code) context.log.code = summary.code;
       // An upstream that broke before delivering anything is a failed call, as a 502 would be: no charge.
       const nothing = summary.outcome === 'upstream_failed' && !summary.usage && summary.deliveredText === '';
-      const close = nothing ? hold.release().then(() => void (context.log.costMicros = 0)) : charge(summary.usage, summary.deliveredText, summary.outcome);
+      let close: Promise<unknown>;
+      try {
+        close = nothing ? hold.release().then(() => void (context.log.costMicros = 0)) : charge(summary.usage, summary.deliveredText, summary.outcome);
+      } catch {
+        close = hold.release();
+      }
       endSlot(close);
     },
   });
@@ -194,9 +225,21 @@ export async function failed(runtime: Runtime, context: MeteredContext, hold: Cr
 
 function completionText(completion: ChatCompletion): string {
   let text = '';
-  for (const choice of completion.choices) {
-    if (choice.message.content) text += choice.message.content;
-    for (const call of choice.message.tool_calls ?? []) text += call.function.arguments;
+  for (const choice of Array.isArray(completion.choices) ? completion.choices : []) {
+    const message = choice?.message;
+    if (typeof message?.content === 'string') text += message.content;
+    for (const call of Array.isArray(message?.tool_calls) ? message.tool_calls : []) {
+      if (typeof call?.function?.arguments === 'string') text += call.function.arguments;
+    }
   }
   return text;
+}
+
+/** The promise's value, or 'late' when it takes longer than `ms` (its rejection passes through). */
+function withinMs<T>(promise: Promise<T>, ms: number, timers: Runtime['timers']): Promise<T | 'late'> {
+  let handle: unknown;
+  const late = new Promise<'late'>((resolve) => {
+    handle = timers.setTimeout(() => resolve('late'), ms);
+  });
+  return Promise.race([promise, late]).finally(() => timers.clearTimeout(handle));
 }

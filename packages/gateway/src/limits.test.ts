@@ -2,50 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type ModelConfig, type Plan } from '@tollgate/core';
 import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import type { PageFetcher, Provider } from '@tollgate/providers';
-import type { AppPrincipal, GatewayTimers } from './gateway-options';
-import { chatBody, manualClock, readEvents, setup, testModels, type ManualClock, type SetupOptions } from './test-harness';
-
-/** Timers on the manual clock: `advance` moves the clock and fires what falls due, in order. */
-function manualTimers(clock: ManualClock) {
-  let next = 0;
-  const pending = new Map<number, { at: number; fn: () => void }>();
-  const timers: GatewayTimers = {
-    setTimeout: (fn, ms) => {
-      pending.set(++next, { at: clock.now() + ms, fn });
-      return next;
-    },
-    clearTimeout: (handle) => void pending.delete(handle as number),
-  };
-  return {
-    timers,
-    get pending() {
-      return pending.size;
-    },
-    advance(ms: number) {
-      const end = clock.now() + ms;
-      for (;;) {
-        let due: [number, { at: number; fn: () => void }] | undefined;
-        for (const entry of pending) if (entry[1].at <= end && (!due || entry[1].at < due[1].at)) due = entry;
-        if (!due) break;
-        pending.delete(due[0]);
-        if (due[1].at > clock.now()) clock.advance(due[1].at - clock.now());
-        due[1].fn();
-      }
-      clock.advance(end - clock.now());
-    },
-  };
-}
+import type { AppPrincipal } from './gateway-options';
+import { chatBody, readEvents, setup, testModels, type SetupOptions } from './test-harness';
+import { manualClock, manualTimers } from './test-timers';
 
 /** A gateway on a manual clock with manual timers and a memory limiter the test can inspect. */
 async function limitsSetup(options: SetupOptions = {}) {
   const clock = manualClock();
   const time = manualTimers(clock);
-  const limiter = options.limiter ?? memoryLimiter();
-  const t = await setup({ now: clock.now, timers: time.timers, limiter, ...options });
+  const t = await setup({ clock, timers: time.timers, ...options });
   const chat = (headers: Record<string, string> = {}, body = chatBody()) => t.post('/v1/chat/completions', body, headers);
   const stream = (headers: Record<string, string> = {}) => t.post('/v1/chat/completions', chatBody({ stream: true }), headers);
-  const inFlight = (accountId = t.accountId) => limiter.inFlight(limiterKeys.flight(accountId), clock.now());
-  return { ...t, clock, time, limiter, chat, stream, inFlight };
+  return { ...t, time, chat, stream };
 }
 
 /** Asserts a refusal before billing with its exact Retry-After. */
@@ -219,17 +187,17 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     expect(await t.inFlight()).toBe(0);
   });
 
-  it('gives the slot back when the handler fails after keeping it for a stream', async () => {
+  it('gives the slot back when an adapter breaks its contract on a stream', async () => {
     // An adapter that breaks its contract: the stream it returns is no stream.
     const broken: Provider = { kind: 'broken', zeroDataRetention: false, chat: async () => { throw new Error('unused'); }, chatStream: async () => ({}) as never };
     const t = await limitsSetup({ providers: { local: broken }, models: testModels().filter((model) => model.type === 'chat') });
     const response = await t.stream();
-    expect(response.status).toBe(503);
-    expect((await response.json()).error.code).toBe('service_unavailable');
+    expect(response.status).toBe(502);
+    expect((await response.json()).error.code).toBe('upstream_error');
     expect(await t.inFlight()).toBe(0);
     expect(t.gateway.active).toBe(0);
     expect(t.time.pending).toBe(0);
-    expect(t.logs.map((record) => record.code)).toEqual(['service_unavailable']);
+    expect(t.logs.map((record) => record.code)).toEqual(['upstream_error']);
   });
 
   it('gives the slot back when the client cancels a stream', async () => {
@@ -313,10 +281,10 @@ describe('lease extension: long requests keep their slot', () => {
     const t = await limitsSetup({ holdTtlMs: 30_000, streamIdleTimeoutMs: 3_600_000 });
     const one = await t.stream();
     const two = await t.stream();
-    t.time.advance(120_000); // four TTLs: without extension both leases would have expired
+    t.time.advanceNow(120_000); // four TTLs: without extension both leases would have expired
     expect(await t.inFlight()).toBe(2);
     await expectRefusal(await t.chat(), 'concurrency_limit_exceeded', '1');
-    t.time.advance(29_000);
+    t.time.advanceNow(29_000);
     expect(await t.inFlight()).toBe(2);
     await one.body!.cancel();
     await two.body!.cancel();
@@ -331,7 +299,7 @@ describe('lease extension: long requests keep their slot', () => {
     const t = await limitsSetup({ holdTtlMs: 30_000, fakeOptions: { latencyMs: 1, sleep: () => gate } });
     const pending = t.chat();
     await until(async () => t.fake.requests.length === 1);
-    t.time.advance(100_000);
+    t.time.advanceNow(100_000);
     expect(await t.inFlight()).toBe(1);
     open();
     expect((await pending).status).toBe(200);

@@ -7,69 +7,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate/core';
 import { estimateCompletionTokens } from '@tollgate/billing';
-import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { openaiCompatible } from '@tollgate/providers';
 import { createChatStream, type StreamSummary } from './chat-stream';
-import type { GatewayTimers } from './gateway-options';
-import { chatBody, manualClock, setup, UPSTREAM_KEY, type ManualClock, type SetupOptions, type TestGateway } from './test-harness';
+import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from './test-harness';
+import { charges, expectNothingLeft, settled } from './test-leaks';
+import { stepReader } from './test-sse';
+import { flush, manualClock, manualTimers, type ManualTimers } from './test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
 /** The fake's default reply, split by the fake into 7 word pieces. */
 const REPLY = 'Hello! This is the fake upstream speaking.';
 const HUNDRED = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
-
-/** Lets pending promise chains and stream pipes run. */
-async function flush(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-/** Timers on the manual clock; `advance` fires what falls due, in order, letting promises run in between. */
-function manualTimers(clock: ManualClock) {
-  let next = 0;
-  const pending = new Map<number, { at: number; fn: () => void }>();
-  const timers: GatewayTimers = {
-    setTimeout: (fn, ms) => {
-      pending.set(++next, { at: clock.now() + ms, fn });
-      return next;
-    },
-    clearTimeout: (handle) => void pending.delete(handle as number),
-  };
-  return {
-    timers,
-    /** Timer handles armed and neither fired nor cleared. */
-    get pending() {
-      return pending.size;
-    },
-    /** The fake upstream's wait (drip faults) on the same clock; it clears its timer on abort. */
-    sleep: (ms: number, signal: AbortSignal) =>
-      new Promise<void>((resolve, reject) => {
-        if (signal.aborted) return reject(signal.reason);
-        const onAbort = () => {
-          timers.clearTimeout(handle);
-          reject(signal.reason);
-        };
-        const handle = timers.setTimeout(() => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        }, ms);
-        signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    async advance(ms: number) {
-      const end = clock.now() + ms;
-      for (;;) {
-        let due: [number, { at: number; fn: () => void }] | undefined;
-        for (const entry of pending) if (entry[1].at <= end && (!due || entry[1].at < due[1].at)) due = entry;
-        if (!due) break;
-        pending.delete(due[0]);
-        if (due[1].at > clock.now()) clock.advance(due[1].at - clock.now());
-        due[1].fn();
-        await flush();
-      }
-      clock.advance(end - clock.now());
-      await flush();
-    },
-  };
-}
 
 /** The upstream body as the provider reads it: every read from the fake is counted and recorded. */
 interface Tapped {
@@ -106,12 +54,10 @@ function tapFetch(inner: () => typeof globalThis.fetch) {
   return { fetch, bodies };
 }
 
-/** What a streaming test gets: the harness plus manual time, the limiter and the tapped upstream bodies. */
+/** What a streaming test gets: the harness plus manual time and the tapped upstream bodies. */
 interface StreamGateway extends TestGateway {
-  time: ReturnType<typeof manualTimers>;
+  time: ManualTimers;
   upstream: Tapped[];
-  /** The account's requests in flight, as the memory limiter counts them. */
-  inFlight(): Promise<number>;
   /** POSTs a streamed chat request. */
   stream(extra?: Record<string, unknown>): Promise<Response>;
 }
@@ -121,50 +67,29 @@ const opened: StreamGateway[] = [];
 async function open(options: SetupOptions = {}): Promise<StreamGateway> {
   const clock = manualClock();
   const time = manualTimers(clock);
-  const limiter = memoryLimiter();
   let t: TestGateway | undefined;
   const tap = tapFetch(() => t!.fake.fetch);
   const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: tap.fetch });
   t = await setup({
-    now: clock.now,
+    clock,
     timers: time.timers,
-    limiter,
     providers: { local: provider },
     ...options,
     fakeOptions: { sleep: time.sleep, ...options.fakeOptions },
   });
-  const inFlight = () => limiter.inFlight(limiterKeys.flight(t!.accountId), clock.now());
   const stream = (extra: Record<string, unknown> = {}) => t!.post('/v1/chat/completions', chatBody({ stream: true, ...extra }));
-  const s: StreamGateway = { ...t, clock, time, upstream: tap.bodies, inFlight, stream };
+  const s: StreamGateway = { ...t, time, upstream: tap.bodies, stream };
   opened.push(s);
   return s;
 }
 
-/** Waits for the gateway to finish every request, failing (not hanging) when it does not. */
-async function settled(s: StreamGateway): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 2_000)));
-  const result = await Promise.race([s.gateway.idle().then(() => 'idle' as const), timeout]);
-  clearTimeout(timer);
-  expect(result, `gateway.active stayed at ${s.gateway.active}`).toBe('idle');
-}
-
-/** No upstream body, timer, in-flight slot or hold remains, and the ledger adds up. */
-async function expectNothingLeft(s: StreamGateway): Promise<void> {
-  await settled(s);
-  await flush();
-  expect(s.gateway.active).toBe(0);
-  expect(s.fake.open).toBe(0);
-  expect(s.time.pending).toBe(0);
-  expect(await s.inFlight()).toBe(0);
-  const { balance, held } = await s.balance();
-  expect(held).toBe(0);
-  const entries = await s.store.entries(s.accountId);
-  expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance);
-}
-
+// After every test: no upstream body, timer, in-flight slot or hold remains, and the ledger adds up.
 afterEach(async () => {
-  for (const s of opened.splice(0)) await expectNothingLeft(s);
+  for (const s of opened.splice(0)) {
+    await settled(s);
+    await flush();
+    await expectNothingLeft(s, s.time);
+  }
 });
 
 /** Splits SSE text into `data:` payloads and comment lines, in order. */
@@ -194,35 +119,6 @@ function collect(response: Response) {
     }
   })();
   return { state, finished, parsed: () => parseEvents(state.text), cancel: () => reader.cancel() };
-}
-
-/** Reads a body on demand: `take(n)` reads until n more `data:` events arrived. */
-function stepReader(response: Response) {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const comments: string[] = [];
-  return {
-    comments,
-    async take(n: number): Promise<string[]> {
-      const out: string[] = [];
-      while (out.length < n) {
-        const at = buffer.indexOf('\n\n');
-        if (at >= 0) {
-          const event = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          if (event.startsWith('data: ')) out.push(event.slice(6));
-          else comments.push(event);
-          continue;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the stream ended after ${out.length} of ${n} events`);
-        buffer += decoder.decode(value, { stream: true });
-      }
-      return out;
-    },
-    cancel: () => reader.cancel(),
-  };
 }
 
 interface Chunk {
@@ -270,11 +166,6 @@ function upstreamSent(tapped: Tapped) {
   return { ids: [...new Set(payloads.map((chunk) => chunk.id))], usage: payloads.find((chunk) => chunk.choices.length === 0)?.usage };
 }
 
-/** The account's charge entries, oldest first. */
-async function charges(s: StreamGateway) {
-  return (await s.store.entries(s.accountId)).filter((entry) => entry.kind === 'charge').reverse();
-}
-
 describe('every chunk of a stream', () => {
   it('has our id, the request model, obfuscation, no usage, and finish_reason only on the last; the upstream was asked for usage', async () => {
     const s = await open();
@@ -300,7 +191,14 @@ describe('every chunk of a stream', () => {
     const { data } = parseEvents(await response.text());
     const sent = upstreamSent(s.upstream[0]!);
     const { usageChunk, text } = expectChunks(data, true, sent.ids);
-    expect(usageChunk!.usage).toEqual(sent.usage);
+    // The spec's Usage fields, as the upstream reported them (vendor extras such as audio_tokens dropped).
+    expect(usageChunk!.usage).toEqual({
+      prompt_tokens: sent.usage.prompt_tokens,
+      completion_tokens: sent.usage.completion_tokens,
+      total_tokens: sent.usage.total_tokens,
+      prompt_tokens_details: { cached_tokens: sent.usage.prompt_tokens_details.cached_tokens },
+      completion_tokens_details: { reasoning_tokens: sent.usage.completion_tokens_details.reasoning_tokens },
+    });
     expect(text).toBe(REPLY);
     await settled(s);
     // The account pays the reported usage: 1 micro per prompt token, 2 per completion token.
