@@ -20,7 +20,10 @@ export function createMetrics(): Metrics {
   let completionTokens = 0;
   return {
     record(log) {
-      const key = `path="${log.path ?? ''}",status="${log.status}",code="${log.code ?? ''}"`;
+      // A plain 404 (no code) is a path the gateway does not serve: one series for all of them, so
+      // clients requesting random paths cannot grow the metrics without bound.
+      const path = log.status === 404 && !log.code ? 'other' : (log.path ?? '');
+      const key = `path="${label(path)}",status="${log.status}",code="${label(log.code ?? '')}"`;
       requests.set(key, (requests.get(key) ?? 0) + 1);
       const seconds = log.latencyMs / 1000;
       count++;
@@ -55,4 +58,9 @@ export function createMetrics(): Metrics {
       return `${lines.join('\n')}\n`;
     },
   };
+}
+
+/** A Prometheus label value: backslash, double quote and newline escaped. */
+function label(value: string): string {
+  return value.replace(/[\\"\n]/g, (char) => (char === '\n' ? '\\n' : `\\${char}`));
 }

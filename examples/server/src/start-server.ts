@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createGateway, type Gateway, type RequestLog } from '@tollgate/gateway';
@@ -76,7 +76,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
 
   const server = (await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server));
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // Once closing, every reply not yet started says `Connection: close`: a keep-alive client then
+  // opens a new connection (refused at once) instead of sending its next request on a socket that
+  // is about to be cut.
+  let stopping = false;
+  const replies = new Set<ServerResponse>();
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (stopping) return void response.setHeader('connection', 'close');
+    replies.add(response);
+    response.once('close', () => replies.delete(response));
+  });
+  const url = `http://${hostOf(config.host)}:${port}`;
 
   let admin: Server | undefined;
   let adminUrl: string | undefined;
@@ -85,15 +95,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     app.get('/health', (c) => c.json({ status: 'ok', version: config.version, active: gateway.active, simulator: catalogue.simulator }));
     app.get('/metrics', (c) => c.text(metrics.render(gateway.active), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host }) as Server);
-    adminUrl = `http://${config.host}:${(admin.address() as AddressInfo).port}`;
+    adminUrl = `http://${hostOf(config.host)}:${(admin.address() as AddressInfo).port}`;
   }
   log({ level: 'info', msg: 'listening', url, admin: adminUrl, simulator: catalogue.simulator, store: config.databaseUrl ? 'postgres' : 'sqlite', limiter: config.redisUrl ? 'redis' : 'memory' });
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      server.close();
-      admin?.close();
+      stopping = true;
+      for (const response of replies) if (!response.headersSent) response.setHeader('connection', 'close');
+      // Resolved once the listening sockets and every connection are gone, so close() leaves nothing open.
+      const closed = [server, admin].map((each) => each && new Promise<void>((resolve) => each.close(() => resolve())));
       const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownGraceSeconds * 1000, 'timeout').unref());
       if ((await Promise.race([gateway.idle().then(() => 'idle' as const), grace])) === 'timeout') {
         // Past the grace period: cut the remaining streams; each pays for what it delivered.
@@ -101,6 +113,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         await Promise.race([gateway.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
       }
       server.closeAllConnections();
+      admin?.closeAllConnections();
+      await Promise.all(closed);
       await limiter.close?.();
       await store.close?.();
       log({ level: 'info', msg: 'stopped' });
@@ -108,6 +122,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     return closing;
   };
   return { url, port, adminUrl, gateway, store, demoKey, close };
+}
+
+/** The host part of a URL: an IPv6 address in brackets. */
+function hostOf(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 async function listen(server: Server): Promise<Server> {
