@@ -132,8 +132,10 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
       let close: Promise<unknown>;
       try {
         close = nothing ? hold.release().then(() => void (context.log.costMicros = 0)) : charge(summary.usage, summary.deliveredText, summary.outcome);
-      } catch {
+      } catch (error) {
+        // Never free service in silence: release, and tell the operator what to charge by hand.
         close = hold.release();
+        runtime.options.onSettleError?.({ requestId, accountId: principal.account.id, micros: hold.micros, error });
       }
       endSlot(close);
     },
