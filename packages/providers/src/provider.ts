@@ -40,14 +40,20 @@ export interface ProviderChatRequest extends ChatRequest {
 export type ChatStream = ReadableStream<ChatCompletionChunk>;
 
 /**
- * A pass-through reply for `tee` models: the upstream's bytes, unchanged. `usage` resolves once
- * the body has been read to its end (undefined when the upstream reported none).
+ * A pass-through reply for `tee` models: the upstream's bytes, unchanged, read on the side for
+ * billing. `usage` resolves when the body ends, errors or is cancelled, with the usage seen by
+ * then (undefined when the upstream reported none). `delivered()` is the text passed on so far —
+ * content and tool-call arguments of the events already in `body` (of a whole reply: its message
+ * content and arguments, once read to its end) — which the gateway charges by estimate when there
+ * is no usage; a provider without it is charged the prompt only on such replies.
  */
 export interface RawReply {
   status: number;
   contentType: string;
   body: ReadableStream<Uint8Array>;
   usage: Promise<Usage | undefined>;
+  /** The content and tool-call arguments passed on in `body` so far. */
+  delivered?: () => string;
 }
 
 /** An image generation request as providers take it: the validator's resolved request (reference images are base64 data URLs). */

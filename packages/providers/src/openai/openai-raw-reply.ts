@@ -4,24 +4,29 @@ import { ProviderError, type RawReply } from '../provider';
 import { abortReason } from '../http/post-json';
 import type { UpstreamCall } from './post-openai';
 
-// Only events that may hold usage are parsed; content chunks pass by with one regex test.
-const HAS_USAGE = /"usage"\s*:\s*\{/;
-
 /**
- * The tee pass-through: the upstream's bytes, unchanged and in one pass, while usage is read on
- * the side (SSE events parsed incrementally for streams; the JSON body parsed at its end
- * otherwise, from the same chunks, not a copy). `usage` resolves when the body ends, errors or is
- * cancelled, with what was seen.
+ * The tee pass-through: the upstream's bytes, unchanged and in one pass, while usage and the
+ * delivered text are read on the side (SSE events parsed incrementally for streams; the JSON body
+ * parsed at its end otherwise, from the same chunks, not a copy). `usage` resolves when the body
+ * ends, errors or is cancelled, with what was seen; `delivered()` is the text of the events
+ * already passed on.
  */
 export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: AbortSignal | undefined): RawReply {
   const { response } = call;
   let usage: Usage | undefined;
+  let delivered = '';
   let resolveUsage!: (usage: Usage | undefined) => void;
   const usagePromise = new Promise<Usage | undefined>((resolve) => (resolveUsage = resolve));
   const seen: Uint8Array[] = [];
+  // Each event is parsed before its bytes are passed on, so `delivered` never runs behind the body.
+  const read = (json: string, key: 'delta' | 'message') => {
+    const value = parseJson(json);
+    usage = readUsage(value) ?? usage;
+    delivered += readText(value, key);
+  };
   const parser = stream
     ? createSseParser((event) => {
-        if (HAS_USAGE.test(event.data)) usage = readUsage(event.data) ?? usage;
+        if (event.data !== '[DONE]') read(event.data, 'delta');
       })
     : undefined;
   const reader = response.body?.getReader();
@@ -41,22 +46,24 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
           end(false);
           return controller.close();
         }
-        let read: ReadableStreamReadResult<Uint8Array>;
+        let result: ReadableStreamReadResult<Uint8Array>;
         try {
-          read = await reader.read();
+          result = await reader.read();
         } catch {
+          if (over) return; // cancelled meanwhile: nothing left to report
           end(true);
           return controller.error(signal?.aborted ? abortReason(signal) : new ProviderError('upstream_error', { accepted: true, status: response.status }));
         }
-        if (read.done) {
+        if (over) return;
+        if (result.done) {
           if (parser) parser.end();
-          else usage = readUsage(concatText(seen));
+          else read(concatText(seen), 'message');
           end(false);
           return controller.close();
         }
-        if (parser) parser.push(read.value);
-        else seen.push(read.value);
-        controller.enqueue(read.value);
+        if (parser) parser.push(result.value);
+        else seen.push(result.value);
+        controller.enqueue(result.value);
       },
       cancel(reason) {
         end(true);
@@ -66,17 +73,38 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
     { highWaterMark: 0 },
   );
   const contentType = response.headers.get('content-type') ?? (stream ? 'text/event-stream' : 'application/json');
-  return { status: response.status, contentType, body, usage: usagePromise };
+  return { status: response.status, contentType, body, usage: usagePromise, delivered: () => delivered };
 }
 
-function readUsage(json: string): Usage | undefined {
+function parseJson(json: string): unknown {
   try {
-    const usage = (JSON.parse(json) as { usage?: unknown }).usage as Usage | undefined;
-    if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') return usage;
+    return JSON.parse(json);
   } catch {
-    // Not JSON: no usage to read; the bytes still pass through unchanged.
+    return undefined; // not JSON: nothing to read; the bytes still pass through unchanged
   }
+}
+
+function readUsage(value: unknown): Usage | undefined {
+  const usage = (value as { usage?: Usage } | undefined)?.usage;
+  if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') return usage;
   return undefined;
+}
+
+/** Content and tool-call arguments of a chunk's deltas (`delta`) or a whole reply's messages (`message`). */
+function readText(value: unknown, key: 'delta' | 'message'): string {
+  const choices = (value as { choices?: unknown } | undefined)?.choices;
+  if (!Array.isArray(choices)) return '';
+  let text = '';
+  for (const choice of choices) {
+    const part = (choice as Record<string, unknown> | null)?.[key] as { content?: unknown; tool_calls?: unknown } | undefined;
+    if (typeof part?.content === 'string') text += part.content;
+    if (!Array.isArray(part?.tool_calls)) continue;
+    for (const call of part.tool_calls) {
+      const args = (call as { function?: { arguments?: unknown } } | null)?.function?.arguments;
+      if (typeof args === 'string') text += args;
+    }
+  }
+  return text;
 }
 
 function concatText(chunks: Uint8Array[]): string {
