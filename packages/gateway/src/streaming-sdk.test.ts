@@ -7,39 +7,16 @@
 import OpenAI, { APIError, APIUserAbortError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord } from '@tollgate/core';
-import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { listen, type Listening } from '@tollgate/testing/server';
-import type { GatewayTimers } from './gateway-options';
 import { setup, type SetupOptions, type TestGateway } from './test-harness';
+import { expectNothingLeft, settled } from './test-leaks';
+import { trackedTimers } from './test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
 const REPLY = 'Hello! This is the fake upstream speaking.';
 const MESSAGES = [{ role: 'user' as const, content: 'Hello there' }];
-
-/** Real timers that remember which handles are still armed (neither fired nor cleared). */
-function trackedTimers() {
-  const live = new Set<ReturnType<typeof setTimeout>>();
-  const timers: GatewayTimers = {
-    setTimeout: (fn, ms) => {
-      const handle = setTimeout(() => {
-        live.delete(handle);
-        fn();
-      }, ms);
-      live.add(handle);
-      return handle;
-    },
-    clearTimeout: (handle) => {
-      clearTimeout(handle as ReturnType<typeof setTimeout>);
-      live.delete(handle as ReturnType<typeof setTimeout>);
-    },
-  };
-  return {
-    timers,
-    get pending() {
-      return live.size;
-    },
-  };
-}
+/** How long the gateway may take to finish its requests: real timers and a loopback server need longer than manual time. */
+const SETTLE_MS = 3_000;
 
 interface Served extends TestGateway {
   server: Listening;
@@ -47,7 +24,6 @@ interface Served extends TestGateway {
   time: ReturnType<typeof trackedTimers>;
   /** The requests the server handed to the gateway (their signals abort when the client leaves). */
   received: Request[];
-  inFlight(): Promise<number>;
 }
 
 const opened: Served[] = [];
@@ -55,40 +31,23 @@ const opened: Served[] = [];
 /** A gateway on real time behind a loopback server, with an SDK client using the account's key. */
 async function serve(options: SetupOptions = {}): Promise<Served> {
   const time = trackedTimers();
-  const limiter = memoryLimiter();
-  const t = await setup({ now: Date.now, timers: time.timers, limiter, ...options });
+  const t = await setup({ now: Date.now, timers: time.timers, ...options });
   const received: Request[] = [];
   const server = await listen((request) => {
     received.push(request);
     return t.gateway.fetch(request);
   });
   const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: t.key, maxRetries: 0, timeout: 10_000 });
-  const served: Served = { ...t, server, openai, time, received, inFlight: () => limiter.inFlight(limiterKeys.flight(t.accountId), Date.now()) };
+  const served: Served = { ...t, server, openai, time, received };
   opened.push(served);
   return served;
-}
-
-/** Waits until the gateway finished every request, failing (not hanging) when it does not. */
-async function settled(s: Served): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 3_000)));
-  const result = await Promise.race([s.gateway.idle().then(() => 'idle' as const), timeout]);
-  clearTimeout(timer);
-  expect(result, `gateway.active stayed at ${s.gateway.active}`).toBe('idle');
 }
 
 afterEach(async () => {
   for (const s of opened.splice(0)) {
     try {
-      await settled(s);
-      expect(s.gateway.active).toBe(0);
-      expect(s.fake.open).toBe(0);
-      expect(s.time.pending).toBe(0);
-      expect(await s.inFlight()).toBe(0);
-      const { balance, held } = await s.balance();
-      expect(held).toBe(0);
-      const entries = await s.store.entries(s.accountId);
-      expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance);
+      await settled(s, SETTLE_MS);
+      await expectNothingLeft(s, s.time);
     } finally {
       await s.server.close();
     }
@@ -179,7 +138,7 @@ describe('the SDK raises APIError on the error event', () => {
       const record = errorRecord(code).error;
       expect(error).toMatchObject({ status: undefined, code, type: record.type, param: null, message: record.message });
       expect((error as APIError).requestID).toBe(response.headers.get('x-request-id'));
-      await settled(s);
+      await settled(s, SETTLE_MS);
       expect(s.logs.at(-1)).toMatchObject({ status: 200, code, outcome: 'upstream_failed' });
     });
   }
@@ -223,7 +182,7 @@ describe('an SDK client that leaves', () => {
     // The SDK still hands out what it had already read; then the loop ends without an error.
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(chunks.length).toBeLessThanOrEqual(5);
-    await settled(s);
+    await settled(s, SETTLE_MS);
     const charge = (await s.store.entries(s.accountId)).find((entry) => entry.kind === 'charge');
     // The gateway had sent all five upstream events before the stall: "Hello! This is the" (four pieces).
     expect(charge!.meta).toMatchObject({ outcome: 'client_gone' });
@@ -239,7 +198,7 @@ describe('an SDK client that leaves', () => {
       expect(chunk.model).toBe('fast');
       if (++seen === 2) break;
     }
-    await settled(s);
+    await settled(s, SETTLE_MS);
     expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
   });
 
@@ -255,7 +214,7 @@ describe('an SDK client that leaves', () => {
     // Once the server saw the disconnect (it aborts the request's signal), the upstream answers.
     await expect.poll(() => s.received[0]?.signal.aborted).toBe(true);
     answer();
-    await settled(s);
+    await settled(s, SETTLE_MS);
     expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone', completionTokens: 0 });
   });
 });

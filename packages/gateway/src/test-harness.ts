@@ -1,14 +1,16 @@
 /**
  * Test set-up for gateway tests (not exported): a gateway over the memory store and limiter, an
- * OpenAI-compatible fake upstream, a manual clock, and a funded account with a key.
+ * OpenAI-compatible fake upstream, a manual clock, and a funded account with a key. Time helpers
+ * are in test-timers.ts, leak and ledger checks in test-leaks.ts, a step-by-step SSE reader in test-sse.ts.
  */
 import type { ModelConfig, Plan } from '@tollgate/core';
 import { memoryStore, type Store } from '@tollgate/billing';
-import { memoryLimiter } from '@tollgate/limiter';
+import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
 import { createGateway, type Gateway } from './create-gateway';
 import type { GatewayOptions, RequestLog } from './gateway-options';
+import { manualClock, type ManualClock } from './test-timers';
 
 /** The upstream credential the tests give the provider; it must never reach a client. */
 export const UPSTREAM_KEY = 'sk-upstream-SECRET-credential-0000';
@@ -27,22 +29,12 @@ export function testModels(): ModelConfig[] {
   ];
 }
 
-/** A clock the tests move by hand. */
-export interface ManualClock {
-  now: () => number;
-  advance(ms: number): void;
-}
-
-/** A manual clock starting at a fixed time. */
-export function manualClock(start = 1_800_000_000_000): ManualClock {
-  let time = start;
-  return { now: () => time, advance: (ms) => void (time += ms) };
-}
-
 /** Options of {@link setup}. */
 export interface SetupOptions extends Partial<GatewayOptions> {
   plan?: Plan;
   credits?: number;
+  /** The clock of the gateway and store (and of manual timers built on it); `now` alone gives a clock that cannot advance. */
+  clock?: ManualClock;
   fakeOptions?: Parameters<typeof fakeOpenAI>[0];
 }
 
@@ -52,6 +44,7 @@ export interface TestGateway {
   store: Store;
   fake: ReturnType<typeof fakeOpenAI>;
   provider: Provider;
+  limiter: LimiterStore;
   clock: ManualClock;
   accountId: string;
   key: string;
@@ -61,21 +54,24 @@ export interface TestGateway {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
   /** GET with the account's key. */
   get(path: string, headers?: Record<string, string>): Promise<Response>;
+  /** Requests in flight for an account (the test account by default), as the limiter counts them now. */
+  inFlight(accountId?: string): Promise<number>;
   /** The account's balance. */
   balance(): Promise<{ balance: number; held: number; available: number }>;
 }
 
 /** Builds a gateway for a test. */
 export async function setup(options: SetupOptions = {}): Promise<TestGateway> {
-  const clock = options.now ? { now: options.now, advance: () => {} } : manualClock();
+  const clock = options.clock ?? (options.now ? { now: options.now, advance: () => {} } : manualClock());
   const store = options.store ?? memoryStore({ now: clock.now });
   const fake = fakeOpenAI(options.fakeOptions);
   const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: fake.fetch });
+  const limiter = options.limiter ?? memoryLimiter();
   const logs: RequestLog[] = [];
   const gateway = createGateway({
     version: 'tollgate/test',
     store,
-    limiter: options.limiter ?? memoryLimiter(),
+    limiter,
     providers: { local: provider },
     models: testModels(),
     log: (record) => logs.push(record),
@@ -95,7 +91,8 @@ export async function setup(options: SetupOptions = {}): Promise<TestGateway> {
   const get = (path: string, headers: Record<string, string> = {}) =>
     gateway.fetch(new Request(`http://gateway.test${path}`, { headers: { ...auth, ...headers } }));
   return {
-    gateway, store, fake, provider, clock, accountId: account.id, key: created.key, keyId: created.id, logs, post, get,
+    gateway, store, fake, provider, limiter, clock, accountId: account.id, key: created.key, keyId: created.id, logs, post, get,
+    inFlight: (accountId = account.id) => limiter.inFlight(limiterKeys.flight(accountId), clock.now()),
     balance: () => store.getBalance(account.id),
   };
 }
