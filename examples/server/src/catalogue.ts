@@ -3,6 +3,7 @@ import { isPlan, type ModelConfig } from '@tollgate/core';
 import { anthropic, brave, gemini, openaiCompatible, searxng, type Provider, type ProviderSettings } from '@tollgate/providers';
 import { fakeOpenAI, fakeSearxng } from '@tollgate/testing';
 import { ConfigError } from './config';
+import { createUpstreamFetch } from './upstream-fetch';
 
 /** Providers, models and character prompts the server runs with. */
 export interface Catalogue {
@@ -12,6 +13,9 @@ export interface Catalogue {
   /** True when no real provider is configured and the local simulator serves. */
   simulator: boolean;
 }
+
+/** Every real provider reaches its upstream through one keep-alive node:http pool (docs/benchmarks.md: faster than the global fetch). */
+const upstreamFetch = createUpstreamFetch().fetch;
 
 const FACTORIES: Record<string, (settings: ProviderSettings) => Provider> = {
   'openai-compatible': openaiCompatible,
@@ -61,9 +65,9 @@ function environmentSearch(env: NodeJS.ProcessEnv): { providers: Record<string, 
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       throw new ConfigError('SEARXNG_URL must be the http(s) address of a SearXNG instance, e.g. http://127.0.0.1:8888');
     }
-    providers.searxng = searxng({ baseURL: env.SEARXNG_URL });
+    providers.searxng = searxng({ baseURL: env.SEARXNG_URL, fetch: upstreamFetch });
   }
-  if (env.BRAVE_API_KEY) providers.brave = brave({ apiKey: env.BRAVE_API_KEY });
+  if (env.BRAVE_API_KEY) providers.brave = brave({ apiKey: env.BRAVE_API_KEY, fetch: upstreamFetch });
   const [first, ...others] = Object.keys(providers);
   if (first === undefined) return undefined;
   const model: ModelConfig = {
@@ -125,23 +129,23 @@ function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
     price: { prompt_micros_per_mtok: prompt, completion_micros_per_mtok: completion, min_hold_micros: 100 }, ...extra,
   });
   if (env.OPENAI_API_KEY) {
-    providers.openai = openaiCompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY });
+    providers.openai = openaiCompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, fetch: upstreamFetch });
     models.push(chat('gpt-4o-mini', 'openai', 150_000, 600_000), chat('gpt-4o', 'openai', 2_500_000, 10_000_000, { plan: 'plus' }));
     models.push({ id: 'gpt-image-1', type: 'image', provider: 'openai', owned_by: 'openai', tier: 'anon', label: 'gpt-image-1', plan: 'plus',
       price: { micros_per_image: 42_000, micros_per_reference: 10_000 }, resolutions: ['1k'], qualities: ['low', 'medium', 'high'] });
   }
   if (env.ANTHROPIC_API_KEY) {
-    providers.anthropic = anthropic({ apiKey: env.ANTHROPIC_API_KEY });
+    providers.anthropic = anthropic({ apiKey: env.ANTHROPIC_API_KEY, fetch: upstreamFetch });
     models.push(chat('claude-sonnet-4-5', 'anthropic', 3_000_000, 15_000_000, { plan: 'plus', context_tokens: 200_000, max_output_tokens: 64_000 }));
     models.push(chat('claude-haiku-4-5', 'anthropic', 1_000_000, 5_000_000, { context_tokens: 200_000, max_output_tokens: 64_000 }));
   }
   if (env.GEMINI_API_KEY) {
-    providers.gemini = gemini({ apiKey: env.GEMINI_API_KEY });
+    providers.gemini = gemini({ apiKey: env.GEMINI_API_KEY, fetch: upstreamFetch });
     models.push(chat('gemini-2.5-flash', 'gemini', 300_000, 2_500_000, { context_tokens: 1_048_576, max_output_tokens: 65_536 }));
     models.push(chat('gemini-2.5-pro', 'gemini', 1_250_000, 10_000_000, { plan: 'plus', context_tokens: 1_048_576, max_output_tokens: 65_536 }));
   }
   if (env.OPENAI_COMPATIBLE_BASE_URL) {
-    providers.compatible = openaiCompatible({ baseURL: env.OPENAI_COMPATIBLE_BASE_URL, apiKey: env.OPENAI_COMPATIBLE_API_KEY ?? '' });
+    providers.compatible = openaiCompatible({ baseURL: env.OPENAI_COMPATIBLE_BASE_URL, apiKey: env.OPENAI_COMPATIBLE_API_KEY ?? '', fetch: upstreamFetch });
     const id = env.OPENAI_COMPATIBLE_MODEL ?? 'default';
     models.push(chat(id, 'compatible', 0, 0));
   }
@@ -168,7 +172,7 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; headers?: unknown };
     const factory = typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined;
     if (!factory) fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')} (got ${JSON.stringify(spec?.kind) ?? 'nothing'})`);
-    const settings: ProviderSettings = {};
+    const settings: ProviderSettings = { fetch: upstreamFetch };
     if (spec.baseURL !== undefined) {
       if (typeof spec.baseURL !== 'string') fail(`provider "${name}": "baseURL" must be a string`);
       settings.baseURL = spec.baseURL as string;

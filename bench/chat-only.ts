@@ -1,0 +1,22 @@
+/**
+ * The chat comparison alone, one line per run, for before/after measurements in one sitting:
+ * `npx tsx bench/chat-only.ts [label]` (BENCH_SECONDS, BENCH_CONNECTIONS as for `npm run bench`).
+ */
+import { runChatBench } from './chat-bench';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const label = process.argv[2] ?? '';
+const { rows, ttfb } = await runChatBench({ seconds, connections, ttfbSamples: 200 });
+const rate = (name: string) => rows.find((row) => row.name === name)!.requestsPerSecond;
+const bad = rows.filter((row) => row.errors + row.non2xx + row.timeouts > 0).map((row) => row.name);
+console.log(JSON.stringify({
+  label,
+  rps: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.requestsPerSecond)])),
+  ratio: {
+    'non-streamed': Number((rate('gateway, non-streamed') / rate('bare proxy, non-streamed')).toFixed(3)),
+    streamed: Number((rate('gateway, streamed') / rate('bare proxy, streamed')).toFixed(3)),
+  },
+  ttfbP50: { bare: Number(ttfb.bare.p50.toFixed(2)), gateway: Number(ttfb.gateway.p50.toFixed(2)) },
+  invalid: bad,
+}));

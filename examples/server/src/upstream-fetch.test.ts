@@ -1,0 +1,190 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { ProviderError, openaiCompatible } from '@tollgate/providers';
+import { fakeOpenAI } from '@tollgate/testing';
+import { listen } from '@tollgate/testing/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function serve(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ url: string; server: Server; sockets: Set<Socket> }> {
+  const server = createServer(handler);
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(resolve);
+  }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, sockets };
+}
+
+function upstream(): UpstreamFetch {
+  const created = createUpstreamFetch();
+  cleanups.push(() => created.close());
+  return created;
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+const chatRequest = { model: 'm', messages: [{ role: 'user' as const, content: 'Tell me three words' }], stream: false, max_completion_tokens: 50 };
+
+describe('createUpstreamFetch', () => {
+  it('sends method, headers and body and returns status, headers and body', async () => {
+    const { url } = await serve(async (request, response) => {
+      const body = await readBody(request);
+      response.writeHead(201, 'Made', { 'content-type': 'application/json', 'x-seen': `${request.method} ${request.url} ${request.headers['x-org']} ${request.headers['content-length']}` });
+      response.end(JSON.stringify({ body }));
+    });
+    const response = await upstream().fetch(`${url}/v1/echo?q=1`, { method: 'POST', headers: { 'X-Org': 'tollgate' }, body: '{"héllo":1}' });
+    expect(response.status).toBe(201);
+    expect(response.statusText).toBe('Made');
+    expect(response.ok).toBe(true);
+    expect(response.headers.get('x-seen')).toBe('POST /v1/echo?q=1 tollgate 12');
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({ body: '{"héllo":1}' });
+  });
+
+  it('reuses one pooled connection for sequential calls', async () => {
+    const { url, server } = await serve((_request, response) => response.end('ok'));
+    let connections = 0;
+    server.on('connection', () => connections++);
+    const { fetch } = upstream();
+    for (let index = 0; index < 3; index++) expect(await (await fetch(`${url}/`, { method: 'POST', body: 'x' })).text()).toBe('ok');
+    expect(connections).toBe(1);
+  });
+
+  it('gives a 204 a null body and decodes a gzip reply', async () => {
+    const { url } = await serve((request, response) => {
+      if (request.url === '/empty') return void response.writeHead(204).end();
+      response.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync('unzipped text'));
+    });
+    const { fetch } = upstream();
+    const empty = await fetch(`${url}/empty`);
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBeNull();
+    expect(await (await fetch(`${url}/zip`, { headers: { 'accept-encoding': 'gzip' } })).text()).toBe('unzipped text');
+  });
+
+  it('keeps backpressure: an unread body stops the upstream writer, reading it all delivers every byte', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 97);
+    const total = 1024; // 64 MiB if nothing pushed back
+    let written = 0;
+    let blocked: () => void = () => undefined;
+    const isBlocked = new Promise<void>((resolve) => (blocked = resolve));
+    const { url } = await serve((_request, response) => {
+      response.writeHead(200);
+      const write = () => {
+        while (written < total) {
+          written++;
+          if (!response.write(chunk)) {
+            blocked();
+            return void response.once('drain', write);
+          }
+        }
+        response.end();
+      };
+      write();
+    });
+    const response = await upstream().fetch(`${url}/big`);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(first.value!.byteLength).toBeGreaterThan(0);
+    await isBlocked;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Only socket and stream buffers' worth went out (a few MiB at most), not the 64 MiB.
+    expect(written).toBeLessThan(total / 4);
+    let bytes = first.value!.byteLength;
+    for (let read = await reader.read(); !read.done; read = await reader.read()) bytes += read.value.byteLength;
+    expect(bytes).toBe(total * chunk.length);
+    expect(written).toBe(total);
+  });
+
+  it('abort mid-body errors the body with the reason and closes the socket', async () => {
+    let serverSocketClosed!: Promise<void>;
+    const { url } = await serve((request, response) => {
+      serverSocketClosed = new Promise((resolve) => request.socket.on('close', () => resolve()));
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+    });
+    const controller = new AbortController();
+    const response = await upstream().fetch(`${url}/stream`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    const reason = new Error('client left');
+    controller.abort(reason);
+    await expect(reader.read()).rejects.toBe(reason);
+    await serverSocketClosed;
+  });
+
+  it('cancelling the body closes the socket; an already aborted signal rejects before connecting', async () => {
+    let requests = 0;
+    let serverSocketClosed!: Promise<void>;
+    const { url } = await serve((request, response) => {
+      requests++;
+      serverSocketClosed = new Promise((resolve) => request.socket.on('close', () => resolve()));
+      response.writeHead(200);
+      response.write('partial');
+    });
+    const { fetch } = upstream();
+    const response = await fetch(`${url}/`);
+    await response.body!.cancel();
+    await serverSocketClosed;
+    const aborted = AbortSignal.abort(new Error('gone'));
+    await expect(fetch(`${url}/`, { signal: aborted })).rejects.toThrow('gone');
+    expect(requests).toBe(1);
+  });
+
+  it('a body cut by the upstream errors with TypeError terminated', async () => {
+    const { url } = await serve((_request, response) => {
+      response.writeHead(200, { 'content-length': '100' });
+      response.write('only part', () => response.socket!.destroy());
+    });
+    const response = await upstream().fetch(`${url}/`);
+    const error = await response.text().then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('terminated');
+  });
+
+  it('a refused connection rejects like undici (fetch failed, cause ECONNREFUSED) and maps to upstream_unavailable', async () => {
+    const { url, server } = await serve(() => undefined);
+    await new Promise((resolve) => server.close(resolve));
+    const { fetch } = upstream();
+    const error = await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' }).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('fetch failed');
+    expect(((error as Error).cause as { code: string }).code).toBe('ECONNREFUSED');
+    const provider = openaiCompatible({ baseURL: `${url}/v1`, apiKey: 'k', fetch });
+    const mapped = await provider.chat!(chatRequest, { upstream: 'gpt-4o-mini' }).then(() => undefined, (caught: unknown) => caught);
+    expect(mapped).toBeInstanceOf(ProviderError);
+    expect((mapped as ProviderError).code).toBe('upstream_unavailable');
+    expect((mapped as ProviderError).accepted).toBe(false);
+  });
+
+  it('serves openaiCompatible chat and streams from a loopback upstream', async () => {
+    const fake = fakeOpenAI({ apiKey: 'k', reply: 'one two three' });
+    const server = await listen(fake.handle);
+    cleanups.push(() => server.close());
+    const provider = openaiCompatible({ baseURL: `${server.url}/v1`, apiKey: 'k', fetch: upstream().fetch });
+    const completion = await provider.chat!(chatRequest, { upstream: 'gpt-4o-mini' });
+    expect(completion.choices[0]!.message.content).toBe('one two three');
+    const stream = await provider.chatStream!({ ...chatRequest, stream: true, stream_options: { include_usage: true } }, { upstream: 'gpt-4o-mini' });
+    let text = '';
+    const reader = stream.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) text += read.value.choices[0]?.delta.content ?? '';
+    expect(text).toBe('one two three');
+    expect(fake.requests[1]!.headers.authorization).toBe('Bearer k');
+  });
+});
