@@ -4,6 +4,7 @@
  * servers run in child processes, so the load generator (this process) and the fake upstream do
  * not share an event loop with what is measured.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { startChild } from './start-child';
 
@@ -19,6 +20,12 @@ export interface ChatRow {
   errors: number;
   timeouts: number;
   non2xx: number;
+  /**
+   * CPU time (user + system) the servers' process spent per completed request, in microseconds;
+   * undefined where /proc is not available. Unlike req/s it hardly depends on what else the
+   * machine runs, so the gateway/bare ratio of this figure is the steadier overhead measure.
+   */
+  cpuMicrosPerRequest?: number;
 }
 
 /** Options of {@link runChatBench}. */
@@ -76,8 +83,15 @@ export async function runChatBench(options: ChatBenchOptions): Promise<ChatBench
       const rows: ChatRow[] = [];
       for (const stream of [false, true]) {
         const label = stream ? 'streamed' : 'non-streamed';
-        rows.push(await cannon(`bare proxy, ${label}`, `${bare}/v1/chat/completions`, body(stream), () => UPSTREAM_KEY, options));
-        rows.push(await cannon(`gateway, ${label}`, `${gateway}/v1/chat/completions`, body(stream), roundRobin(), options));
+        const measured = async (name: string, url: string, key: () => string) => {
+          const before = cpuMicros(servers.pid);
+          const row = await cannon(name, url, body(stream), key, options);
+          const after = cpuMicros(servers.pid);
+          if (before !== undefined && after !== undefined && row.requests > 0) row.cpuMicrosPerRequest = (after - before) / row.requests;
+          return row;
+        };
+        rows.push(await measured(`bare proxy, ${label}`, `${bare}/v1/chat/completions`, () => UPSTREAM_KEY));
+        rows.push(await measured(`gateway, ${label}`, `${gateway}/v1/chat/completions`, roundRobin()));
       }
       const ttfb = {
         bare: await timeToFirstByte(`${bare}/v1/chat/completions`, body(true), () => UPSTREAM_KEY, options.ttfbSamples),
@@ -91,6 +105,21 @@ export async function runChatBench(options: ChatBenchOptions): Promise<ChatBench
     await upstream.stop();
   }
 }
+
+/** User + system CPU time of a process in microseconds, from /proc (Linux); undefined elsewhere. */
+function cpuMicros(pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+// USER_HZ: 100 on every mainstream Linux build (getconf CLK_TCK).
+const CLOCK_TICKS = 100;
 
 async function cannon(name: string, url: string, body: string, key: () => string, options: ChatBenchOptions): Promise<ChatRow> {
   const result = await autocannon({

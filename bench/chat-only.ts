@@ -9,6 +9,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const label = process.argv[2] ?? '';
 const { rows, ttfb } = await runChatBench({ seconds, connections, ttfbSamples: 200 });
 const rate = (name: string) => rows.find((row) => row.name === name)!.requestsPerSecond;
+const cpu = (name: string) => rows.find((row) => row.name === name)!.cpuMicrosPerRequest ?? Number.NaN;
 const bad = rows.filter((row) => row.errors + row.non2xx + row.timeouts > 0).map((row) => row.name);
 console.log(JSON.stringify({
   label,
@@ -16,6 +17,11 @@ console.log(JSON.stringify({
   ratio: {
     'non-streamed': Number((rate('gateway, non-streamed') / rate('bare proxy, non-streamed')).toFixed(3)),
     streamed: Number((rate('gateway, streamed') / rate('bare proxy, streamed')).toFixed(3)),
+  },
+  cpuMicrosPerRequest: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.cpuMicrosPerRequest ?? Number.NaN)])),
+  cpuRatio: {
+    'non-streamed': Number((cpu('bare proxy, non-streamed') / cpu('gateway, non-streamed')).toFixed(3)),
+    streamed: Number((cpu('bare proxy, streamed') / cpu('gateway, streamed')).toFixed(3)),
   },
   ttfbP50: { bare: Number(ttfb.bare.p50.toFixed(2)), gateway: Number(ttfb.gateway.p50.toFixed(2)) },
   invalid: bad,

@@ -26,6 +26,7 @@ console.table(Object.fromEntries(chat.rows.map((row) => [row.name, {
   requests: row.requests,
   errors: row.errors,
   'non-2xx': row.non2xx,
+  'CPU µs/req': row.cpuMicrosPerRequest === undefined ? '-' : Math.round(row.cpuMicrosPerRequest),
 }])));
 
 const find = (name: string): ChatRow => chat.rows.find((row) => row.name === name)!;
@@ -36,9 +37,11 @@ const ratio = (label: string) => {
     'req/s ratio': (g.requestsPerSecond / b.requestsPerSecond).toFixed(2),
     'p50 ratio': (g.p50 / Math.max(b.p50, 0.001)).toFixed(2),
     'p99 ratio': (g.p99 / Math.max(b.p99, 0.001)).toFixed(2),
+    // The servers' CPU per request, bare over gateway: what the req/s ratio would be on an idle machine.
+    'CPU ratio': g.cpuMicrosPerRequest && b.cpuMicrosPerRequest ? (b.cpuMicrosPerRequest / g.cpuMicrosPerRequest).toFixed(2) : '-',
   };
 };
-console.log('\nGateway / bare ratios (req/s: higher is better; latency: lower is better; 1.00 = no overhead)\n');
+console.log('\nGateway / bare ratios (req/s and CPU: higher is better; latency: lower is better; 1.00 = no overhead)\n');
 console.table({ 'non-streamed': ratio('non-streamed'), streamed: ratio('streamed') });
 
 console.log('\nStreamed time to first byte (sequential requests, one at a time)\n');

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 /** A running child and what it announced. */
 export interface Child<T> {
   info: T;
+  /** The child's process id (the servers' CPU time is read from /proc/<pid>/stat). */
+  pid: number;
   /** Closes the child's stdin and resolves when it has exited. */
   stop(): Promise<void>;
 }
@@ -42,6 +44,7 @@ export async function startChild<T>(file: string, args: string[] = [], nodeArgs:
   });
   return {
     info,
+    pid: child.pid!,
     stop: () => {
       child.stdin!.end();
       return exited;

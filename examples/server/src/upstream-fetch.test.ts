@@ -147,6 +147,21 @@ describe('createUpstreamFetch', () => {
     expect(requests).toBe(1);
   });
 
+  it('cancelling a body whose bytes all arrived keeps the connection for the next call', async () => {
+    const { url, server } = await serve((_request, response) => response.end('data: [DONE]\n\n'));
+    let connections = 0;
+    server.on('connection', () => connections++);
+    const { fetch } = upstream();
+    for (let index = 0; index < 3; index++) {
+      const reader = (await fetch(`${url}/`, { method: 'POST', body: '{}' })).body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: [DONE]\n\n');
+      await reader.cancel();
+      // The socket goes back to the pool when the reply's end is emitted, a tick later.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(connections).toBe(1);
+  });
+
   it('a body cut by the upstream errors with TypeError terminated', async () => {
     const { url } = await serve((_request, response) => {
       response.writeHead(200, { 'content-length': '100' });

@@ -208,6 +208,12 @@ function readBody(response: http.IncomingMessage, onOver: () => void): { body: R
     },
     cancel() {
       finish();
+      // Every byte already arrived (a stream cancelled right after its last event): reading out the
+      // buffered rest ends the reply and hands the connection back to the pool instead of closing it.
+      if (response.complete && source === response) {
+        while (response.read() !== null);
+        return;
+      }
       source.destroy();
       response.destroy();
     },
