@@ -192,12 +192,14 @@ describe('every chunk of a stream', () => {
     const sent = upstreamSent(s.upstream[0]!);
     const { usageChunk, text } = expectChunks(data, true, sent.ids);
     // The spec's Usage fields, as the upstream reported them (vendor extras such as audio_tokens dropped).
+    const reported = sent.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number;
+      prompt_tokens_details: { cached_tokens: number }; completion_tokens_details: { reasoning_tokens: number } };
     expect(usageChunk!.usage).toEqual({
-      prompt_tokens: sent.usage.prompt_tokens,
-      completion_tokens: sent.usage.completion_tokens,
-      total_tokens: sent.usage.total_tokens,
-      prompt_tokens_details: { cached_tokens: sent.usage.prompt_tokens_details.cached_tokens },
-      completion_tokens_details: { reasoning_tokens: sent.usage.completion_tokens_details.reasoning_tokens },
+      prompt_tokens: reported.prompt_tokens,
+      completion_tokens: reported.completion_tokens,
+      total_tokens: reported.total_tokens,
+      prompt_tokens_details: { cached_tokens: reported.prompt_tokens_details.cached_tokens },
+      completion_tokens_details: { reasoning_tokens: reported.completion_tokens_details.reasoning_tokens },
     });
     expect(text).toBe(REPLY);
     await settled(s);
@@ -242,7 +244,7 @@ describe('keepalive', () => {
   it('follows the keepaliveMs option and is not sent while events keep flowing', async () => {
     // One event every 900 ms against a 1,000 ms keepalive: never quiet long enough.
     const s = await open({ keepaliveMs: 1_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 900 }] } });
-    const body = collect(await s.stream());
+    const body = collect(await answered(s, s.stream(), 900));
     for (let i = 0; i < 15 && !body.state.closed; i++) await s.time.advance(900);
     await body.finished;
     const { data, comments } = body.parsed();
@@ -315,7 +317,7 @@ describe('an upstream that fails after the first event', () => {
 
   it('counts the stall from the last upstream event, not from the start of the stream', async () => {
     const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 40_000 }] } });
-    const body = collect(await s.stream());
+    const body = collect(await answered(s, s.stream(), 40_000));
     // Ten events 40 s apart: 400 s in all, never 60 s of silence.
     for (let i = 0; i < 12 && !body.state.closed; i++) await s.time.advance(40_000);
     await body.finished;
@@ -466,7 +468,7 @@ describe('backpressure', () => {
 describe('a slow upstream', () => {
   it('drips 100 pieces: every chunk arrives whole and in order', async () => {
     const s = await open({ fakeOptions: { reply: HUNDRED, faults: [{ kind: 'drip', delayMs: 3_000 }] } });
-    const body = collect(await s.stream({ stream_options: { include_usage: true } }));
+    const body = collect(await answered(s, s.stream({ stream_options: { include_usage: true } }), 3_000));
     for (let i = 0; i < 110 && !body.state.closed; i++) await s.time.advance(3_000);
     await body.finished;
     const { data, comments } = body.parsed();
@@ -514,3 +516,17 @@ describe('createChatStream over an upstream that reports no usage', () => {
     expect(asked).toBe(0);
   });
 });
+
+/**
+ * The gateway answers a stream once the first upstream event arrived (or a keepalive interval
+ * passed); on the manual clock that takes the test moving time, as a real clock would.
+ */
+async function answered(s: { time: { advance(ms: number): Promise<void> } }, request: Promise<Response>, stepMs: number): Promise<Response> {
+  let response: Response | undefined;
+  void request.then((answer) => (response = answer), () => {});
+  for (let i = 0; i < 100 && response === undefined; i++) {
+    await s.time.advance(stepMs);
+    await flush();
+  }
+  return response ?? request;
+}
