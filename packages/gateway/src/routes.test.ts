@@ -7,6 +7,7 @@ import type { ModelConfig } from '@tollgate/core';
 import { anthropic, gemini, openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeAnthropic, fakeGemini, fakeOpenAI, type Fault } from '@tollgate/testing';
 import { chatBody, CHAT_PRICE, readEvents, setup, type TestGateway } from './test-harness';
+import { expectBooksBalanced } from './test-leaks';
 
 /** Every upstream credential of this file: none may reach a client, in a body or a header. */
 const SECRETS = { a: 'sk-route-A-SECRET-1111', b: 'sk-route-B-SECRET-2222', claude: 'sk-ant-SECRET-3333', gem: 'AIza-gemini-SECRET-4444' };
@@ -34,10 +35,7 @@ afterEach(async () => {
   for (const t of opened.splice(0)) {
     await t.gateway.idle();
     // Nothing stays held, and the ledger invariant holds: balance = sum of entries.
-    const balance = await t.balance();
-    expect(balance.held).toBe(0);
-    const entries = await t.store.entries(t.accountId);
-    expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance.balance);
+    await expectBooksBalanced(t);
   }
 });
 

@@ -22,6 +22,12 @@ export async function expectLedgerAddsUp(t: TestGateway): Promise<void> {
   expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(balance);
 }
 
+/** Once the gateway is idle: the account holds nothing and the ledger adds up. */
+export async function expectBooksBalanced(t: TestGateway): Promise<void> {
+  expect((await t.balance()).held).toBe(0);
+  await expectLedgerAddsUp(t);
+}
+
 /**
  * Once the gateway is idle: no request active, no upstream body open, none of `time`'s timers
  * armed, no slot in flight, nothing held, and the ledger adds up.
@@ -31,8 +37,7 @@ export async function expectNothingLeft(t: TestGateway, time: { readonly pending
   expect(t.fake.open).toBe(0);
   expect(time.pending).toBe(0);
   expect(await t.inFlight()).toBe(0);
-  expect((await t.balance()).held).toBe(0);
-  await expectLedgerAddsUp(t);
+  await expectBooksBalanced(t);
 }
 
 /** The account's charge entries, oldest first. */
