@@ -37,7 +37,7 @@ const ratio = (label: string) => {
     'req/s ratio': (g.requestsPerSecond / b.requestsPerSecond).toFixed(2),
     'p50 ratio': (g.p50 / Math.max(b.p50, 0.001)).toFixed(2),
     'p99 ratio': (g.p99 / Math.max(b.p99, 0.001)).toFixed(2),
-    // The servers' CPU per request, bare over gateway: what the req/s ratio would be on an idle machine.
+    // The servers' CPU per request, bare over gateway: the gateway's own work, steadier than req/s on a busy machine.
     'CPU ratio': g.cpuMicrosPerRequest && b.cpuMicrosPerRequest ? (b.cpuMicrosPerRequest / g.cpuMicrosPerRequest).toFixed(2) : '-',
   };
 };
