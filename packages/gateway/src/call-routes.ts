@@ -1,5 +1,6 @@
 import { GatewayError, type ErrorCode } from '@tollgate/core';
 import { ProviderError, type Provider } from '@tollgate/providers';
+import type { GatewayTimers } from './gateway-options';
 import type { CatalogueModel } from './model-catalogue';
 
 /** Caches each tee provider's attestation for a while, sharing one check among concurrent requests. */
@@ -7,18 +8,34 @@ export interface Attestations {
   check(provider: Provider): Promise<boolean>;
 }
 
-/** Attestation checks cached for `ttlMs`; a failed check is not cached. */
-export function createAttestations(ttlMs: number, now: () => number): Attestations {
+/** Options of {@link createAttestations}. */
+export interface AttestationOptions {
+  /** How long a passed check is trusted. */
+  ttlMs: number;
+  /** A check that has not passed after this long fails (a hung `attest` must not hang requests). */
+  timeoutMs: number;
+  now: () => number;
+  timers: GatewayTimers;
+}
+
+/** Attestation checks cached for `ttlMs`; a failed or timed-out check is not cached. */
+export function createAttestations(options: AttestationOptions): Attestations {
+  const { ttlMs, timeoutMs, now, timers } = options;
   const cache = new Map<Provider, { until: number; pending?: Promise<boolean> }>();
   return {
     async check(provider) {
       const entry = cache.get(provider);
       if (entry?.pending) return entry.pending;
       if (entry && entry.until > now()) return true;
+      let timer: unknown;
+      const late = new Promise<never>((_, reject) => {
+        timer = timers.setTimeout(() => reject(new Error('attestation timed out')), timeoutMs);
+      });
       // Called in a `then`, so a hook that throws synchronously settles after the pending entry
-      // below is set, and its failure is removed rather than cached for good.
-      const pending = Promise.resolve()
-        .then(() => provider.attest!())
+      // below is set, and its failure is removed rather than cached for good. A hook that answers
+      // after the timeout is ignored: the race is already lost.
+      const pending = Promise.race([Promise.resolve().then(() => provider.attest!()), late])
+        .finally(() => timers.clearTimeout(timer))
         .then(
           () => (cache.set(provider, { until: now() + ttlMs }), true),
           () => (cache.delete(provider), false),

@@ -66,7 +66,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     store: options.store,
     catalogue: createModelCatalogue(options.models, options.providers, Math.floor(now() / 1000)),
     replies: createReplies(options.version),
-    attestations: createAttestations(options.attestationTtlMs ?? 5 * 60_000, now),
+    attestations: createAttestations({ ttlMs: options.attestationTtlMs ?? 5 * 60_000, timeoutMs: options.attestationTimeoutMs ?? 10_000, now, timers }),
     obfuscate: createObfuscator(),
     isCharacter: createCharacterMatcher(options.characters ?? []),
     now,

@@ -73,6 +73,8 @@ export interface GatewayOptions {
   keepaliveMs?: number;
   /** How long a tee provider's attestation stays trusted (default 5 minutes). */
   attestationTtlMs?: number;
+  /** A tee provider's `attest` that has not passed after this long fails: 503 upstream_unattested (default 10 s). */
+  attestationTimeoutMs?: number;
   /** The clock, unix milliseconds. */
   now?: () => number;
   /** Timers, for tests. */

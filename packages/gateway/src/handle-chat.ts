@@ -6,6 +6,7 @@ import { callRoutes, toGatewayError } from './call-routes';
 import { createChatStream, type StreamSummary } from './chat-stream';
 import { readUsage } from './read-usage';
 import { holdCredits, type CreditHold } from './credit-hold';
+import type { GatewayTimers } from './gateway-options';
 import type { StartedHeaders } from './reply';
 import type { MeteredContext, Runtime } from './runtime';
 
@@ -143,7 +144,12 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   return new Response(body, { status: 200, headers: replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...extra }) });
 }
 
-/** Tee models: the attested server's reply passes through byte for byte; usage is read on the side. */
+/**
+ * Tee models: the attested server's reply passes through byte for byte; usage and the delivered
+ * text are read on the side. The bytes are the server's, so the gateway adds nothing to them: the
+ * usage chunk (forced upstream for billing) reaches the client even unasked, and a stalled stream
+ * ends without `[DONE]` rather than with a gateway-made error event.
+ */
 async function teeChat(
   runtime: Runtime,
   context: MeteredContext,
@@ -161,7 +167,8 @@ async function teeChat(
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
   const raw = result.value;
-  const headers = runtime.replies.headers(started, raw.contentType, extra);
+  // A provider without `delivered` is charged the prompt only when it reports no usage.
+  const delivered = () => raw.delivered?.() ?? '';
   if (!request.stream) {
     let bytes: ArrayBuffer;
     try {
@@ -171,48 +178,106 @@ async function teeChat(
       return failed(runtime, context, hold, started, toGatewayError(error));
     }
     const usage = await raw.usage;
-    await charge(usage, '', usage ? 'done' : 'no_usage');
-    return new Response(bytes, { status: raw.status, headers });
+    await charge(usage, delivered(), usage ? 'done' : 'no_usage');
+    return new Response(bytes, { status: raw.status, headers: runtime.replies.headers(started, raw.contentType, extra) });
   }
   const endSlot = context.keepSlot();
-  // The slot is held until the body ends, errors or is cancelled; only then is usage final. A
-  // provider owes usage only for a body read to its end: after a cut or cancel, take what it has
+  // The slot is held until the body ends, errors, stalls or is cancelled; only then is usage final.
+  // A provider owes usage only for a body read to its end: after a cut or cancel, take what it has
   // already settled, so a usage promise that never resolves cannot hang the settlement.
-  const body = onBodyEnd(raw.body, (complete) => endSlot((complete ? raw.usage : Promise.race([raw.usage, Promise.resolve(undefined)])).then(
-    (usage) => charge(usage, '', usage ? 'done' : 'incomplete'),
-    () => charge(undefined, '', 'incomplete'),
-  )));
+  const body = teePassThrough(raw.body, {
+    idleTimeoutMs: runtime.idleTimeoutMs,
+    timers: runtime.timers,
+    now: runtime.now,
+    onEnd: (end) => {
+      const broke = end === 'cut' || end === 'stalled';
+      if (broke) context.log.code = 'upstream_error';
+      const complete = end === 'done';
+      const usage = complete ? raw.usage : Promise.race([raw.usage, Promise.resolve(undefined)]);
+      const settle = (usage: Usage | undefined) => {
+        // An upstream that broke before delivering anything is a failed call, as for other models: no charge.
+        if (broke && !usage && delivered() === '') return hold.release().then(() => void (context.log.costMicros = 0));
+        return charge(usage, delivered(), usage ? 'done' : complete ? 'no_usage' : 'incomplete');
+      };
+      endSlot(usage.then(settle, () => settle(undefined)));
+    },
+  });
+  const headers = runtime.replies.headers(started, raw.contentType, { 'cache-control': 'no-cache', ...extra });
   return new Response(body, { status: raw.status, headers });
 }
 
-/** The same bytes, unchanged, calling `onEnd` once when the body ends (complete), errors or is cancelled. */
-function onBodyEnd(source: ReadableStream<Uint8Array>, onEnd: (complete: boolean) => void): ReadableStream<Uint8Array> {
+/** How a tee body ended: read to its end, cut by the upstream, left by the client, or stalled upstream. */
+type TeeEnd = 'done' | 'cut' | 'client_gone' | 'stalled';
+
+/**
+ * The same bytes, unchanged, calling `onEnd` once when the body ends, errors or is cancelled. The
+ * idle rule of createChatStream: an upstream silent for `idleTimeoutMs` while a read is pending,
+ * or a client that read nothing that long, aborts the upstream and ends the body (without `[DONE]`,
+ * which the client treats as incomplete). One lazily re-armed timer, not one per chunk.
+ */
+function teePassThrough(
+  source: ReadableStream<Uint8Array>,
+  options: { idleTimeoutMs: number; timers: GatewayTimers; now: () => number; onEnd: (end: TeeEnd) => void },
+): ReadableStream<Uint8Array> {
+  const { idleTimeoutMs, timers, now } = options;
   const reader = source.getReader();
+  let closed = false; // the client's body is over: nothing more is read or enqueued
   let ended = false;
-  const end = (complete: boolean) => {
+  let waitingOnUpstream = false;
+  let since = now();
+  let timer: unknown;
+  const end = (how: TeeEnd) => {
     if (ended) return;
     ended = true;
-    onEnd(complete);
+    options.onEnd(how);
+  };
+  const close = () => {
+    closed = true;
+    timers.clearTimeout(timer);
   };
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const watch = () => {
+        if (closed) return;
+        const idle = now() - since;
+        if (idle < idleTimeoutMs) {
+          timer = timers.setTimeout(watch, idleTimeoutMs - idle);
+          return;
+        }
+        const how = waitingOnUpstream ? 'stalled' : 'client_gone';
+        close();
+        controller.close();
+        // Cancel the source first: the provider aborts the upstream and settles its usage promise.
+        void reader.cancel().catch(() => undefined).then(() => end(how));
+      };
+      timer = timers.setTimeout(watch, idleTimeoutMs);
+    },
     async pull(controller) {
+      waitingOnUpstream = true;
+      since = now();
       let read: ReadableStreamReadResult<Uint8Array>;
       try {
         read = await reader.read();
       } catch (error) {
-        end(false);
+        if (closed) return;
+        close();
+        end('cut');
         return controller.error(error);
       }
+      if (closed) return; // stopped by the idle rule while this read was pending
+      waitingOnUpstream = false;
+      since = now();
       if (read.done) {
-        end(true);
+        close();
+        end('done');
         return controller.close();
       }
       controller.enqueue(read.value);
     },
     async cancel(reason) {
-      // Cancel the source first: the provider aborts the upstream and settles its usage promise.
+      close();
       await reader.cancel(reason).catch(() => undefined);
-      end(false);
+      end('client_gone');
     },
   }, { highWaterMark: 0 });
 }

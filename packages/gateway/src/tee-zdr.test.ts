@@ -7,6 +7,7 @@ import type { ModelConfig } from '@tollgate/core';
 import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI, type Fault } from '@tollgate/testing';
+import type { GatewayOptions, GatewayTimers } from './gateway-options';
 import { chatBody, CHAT_PRICE, setup, type TestGateway } from './test-harness';
 
 const SECRET = 'sk-enclave-SECRET-5555';
@@ -16,6 +17,8 @@ const REPLY = 'Sealed reply from the enclave';
 const REPLY_COST = 2 + 5 * 2;
 /** A stream stopped before usage: the prompt estimate, ceil(11 / 4) + 4 per message = 7 tokens x 1, no completion tokens. */
 const PROMPT_ESTIMATE_COST = 7;
+/** What an early stop that delivered `text` costs without usage: the prompt estimate plus ceil(ASCII / 4) completion tokens x 2. */
+const earlyStopCost = (text: string) => PROMPT_ESTIMATE_COST + Math.ceil(text.length / 4) * 2;
 
 const base = { type: 'chat', max_output_tokens: 1_000, default_output_tokens: 500, price: CHAT_PRICE } as const;
 const VAULT: ModelConfig = { ...base, id: 'vault', tier: 'tee', provider: 'enclave', upstream: 'gpt-4o-mini' };
@@ -59,6 +62,74 @@ function concat(chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * An upstream that sends `parts` (one per read), then ends or stays silent until aborted; counts
+ * requests and replies still open.
+ */
+function scriptedUpstream(parts: string[], then: 'end' | 'silent', contentType = 'text/event-stream') {
+  const state = { requests: 0, open: 0 };
+  const fetch = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+    state.requests++;
+    state.open++;
+    let index = 0;
+    let closed = false;
+    const close = () => {
+      if (!closed) (closed = true), state.open--;
+    };
+    init?.signal?.addEventListener('abort', close, { once: true });
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (index < parts.length) return controller.enqueue(new TextEncoder().encode(parts[index++]!));
+        if (then === 'end') return (close(), controller.close());
+        return new Promise<void>(() => undefined);
+      },
+      cancel: close,
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { 'content-type': contentType } });
+  }) as typeof globalThis.fetch;
+  return { fetch, state };
+}
+
+const contentEvent = (content: string) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-enclave', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+/** Timers that fire only when the test moves the clock; `now` is the gateway's and the store's clock. */
+function manualTime(start = 1_800_000_000_000) {
+  let time = start;
+  let next = 0;
+  const armed = new Map<number, { at: number; fn: () => void }>();
+  const timers: GatewayTimers = {
+    setTimeout: (fn, ms) => (armed.set(++next, { at: time + ms, fn }), next),
+    clearTimeout: (handle) => void armed.delete(handle as number),
+  };
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+  return {
+    now: () => time,
+    timers,
+    get armed() {
+      return armed.size;
+    },
+    /** Moves the clock by `ms`, firing what falls due in order, letting promises run after each. */
+    async advance(ms: number) {
+      await settle(); // what the test just started (a read, a request) runs on the current time
+      const end = time + ms;
+      for (;;) {
+        let due: [number, { at: number; fn: () => void }] | undefined;
+        for (const entry of armed) if (entry[1].at <= end && (!due || entry[1].at < due[1].at)) due = entry;
+        if (!due) break;
+        armed.delete(due[0]);
+        time = Math.max(time, due[1].at);
+        due[1].fn();
+        await settle();
+      }
+      time = end;
+      await settle();
+    },
+  };
+}
+
 interface TeeGateway extends TestGateway {
   enclave: ReturnType<typeof fakeOpenAI>;
   enclave2: ReturnType<typeof fakeOpenAI>;
@@ -85,7 +156,15 @@ afterEach(async () => {
  * A gateway with an attested enclave (tee), a second enclave, a plain provider and a ZDR one.
  * `attest` decides each attestation of `enclave` (throw to fail it); `enclave2` always passes.
  */
-async function tee(options: { faults?: Fault[]; attest?: () => Promise<void>; attestationTtlMs?: number } = {}): Promise<TeeGateway> {
+async function tee(options: {
+  faults?: Fault[];
+  attest?: () => Promise<void>;
+  attestationTtlMs?: number;
+  /** The enclave's upstream, instead of the recorded fake. */
+  enclaveFetch?: typeof globalThis.fetch;
+  /** More gateway options (timers, clock, timeouts). */
+  gateway?: Partial<GatewayOptions>;
+} = {}): Promise<TeeGateway> {
   const enclave = fakeOpenAI({ reply: REPLY, faults: options.faults ?? [] });
   const enclave2 = fakeOpenAI({ reply: 'Second enclave' });
   const plain = fakeOpenAI({ reply: 'Plain provider' });
@@ -94,7 +173,7 @@ async function tee(options: { faults?: Fault[]; attest?: () => Promise<void>; at
   const attests = { enclave: 0, enclave2: 0 };
   const attest = options.attest ?? (async () => undefined);
   const providers: Record<string, Provider> = {
-    enclave: openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: SECRET, fetch: recorder.fetch, attest: () => (attests.enclave++, attest()) }),
+    enclave: openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: SECRET, fetch: options.enclaveFetch ?? recorder.fetch, attest: () => (attests.enclave++, attest()) }),
     enclave2: openaiCompatible({ baseURL: 'http://enclave2.test/v1', apiKey: SECRET, fetch: enclave2.fetch, attest: async () => void attests.enclave2++ }),
     plain: openaiCompatible({ baseURL: 'http://plain.test/v1', apiKey: SECRET, fetch: plain.fetch }),
     zdr: openaiCompatible({ baseURL: 'http://zdr.test/v1', apiKey: SECRET, fetch: zdr.fetch, zeroDataRetention: true }),
@@ -103,6 +182,7 @@ async function tee(options: { faults?: Fault[]; attest?: () => Promise<void>; at
   const t = await setup({
     providers, models: [VAULT, VAULT2, SECRETIVE, CAREFUL], credits: START, limiter,
     ...(options.attestationTtlMs ? { attestationTtlMs: options.attestationTtlMs } : {}),
+    ...options.gateway,
   });
   opened.push(t);
   return {
@@ -158,12 +238,15 @@ describe('tee: the attested reply passes through byte for byte', () => {
     const response = await t.chat({ stream: true });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
     const bytes = await bytesOf(response);
     expect(bytes).toEqual(t.sent(0));
     const text = new TextDecoder().decode(bytes);
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
     const chunks = text.split('\n\n').filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice(6)));
     expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set(['gpt-4o-mini']));
+    // The client did not ask for usage; the gateway forced it upstream for billing and, the bytes
+    // being the attested server's, the usage chunk reaches the client anyway (documented exception).
     expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 5 });
     expect(t.enclave.requests[0]!.body.stream_options).toEqual({ include_usage: true });
     expect(t.enclave.open).toBe(0);
@@ -234,6 +317,31 @@ describe('tee: attestation', () => {
     expect(JSON.parse(await response.text()).choices[0].message.content).toBe('Second enclave');
     expect(t.enclave.requests).toHaveLength(0);
     expect(t.attests).toEqual({ enclave: 1, enclave2: 1 });
+  });
+
+  it('fails a hung attest after attestationTimeoutMs with 503 upstream_unattested, and does not cache the failure', async () => {
+    const time = manualTime();
+    let hang = true;
+    const t = await tee({
+      attest: () => (hang ? new Promise<void>(() => undefined) : Promise.resolve()),
+      gateway: { now: time.now, timers: time.timers, attestationTimeoutMs: 5_000 },
+    });
+    let response: Response | undefined;
+    void t.chat().then((reply) => (response = reply));
+    while (t.attests.enclave === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    await time.advance(4_999);
+    expect(response).toBeUndefined();
+    await time.advance(1);
+    await expectStartedError(response!, 503, 'upstream_unattested');
+    expect(t.enclave.requests).toHaveLength(0);
+    hang = false;
+    const next = await t.chat();
+    expect(next.status).toBe(200);
+    await next.arrayBuffer();
+    expect(t.attests.enclave).toBe(2);
+    await t.gateway.idle();
+    expect(time.armed).toBe(0); // the timeout of the check that passed was cleared
+    await expectCharged(t, [REPLY_COST]);
   });
 
   it('refuses at start a tee model whose provider has no attest', async () => {
@@ -311,7 +419,7 @@ describe('tee: failures and early stops', () => {
     await expectCharged(t, [PROMPT_ESTIMATE_COST]);
   });
 
-  it('when the upstream stream is cut mid-way: the client stream errors, the slot is freed, settled at the prompt estimate', async () => {
+  it('when the upstream stream is cut mid-way: the client stream errors, the slot is freed, settled at the prompt estimate plus the text delivered', async () => {
     const t = await tee({ faults: [{ kind: 'cut', afterChunks: 2 }] });
     const response = await t.chat({ stream: true });
     expect(response.status).toBe(200);
@@ -319,7 +427,116 @@ describe('tee: failures and early stops', () => {
     await t.gateway.idle();
     expect(t.enclave.open).toBe(0);
     expect(await t.limiter.inFlight(limiterKeys.flight(t.accountId), t.clock.now())).toBe(0);
-    await expectCharged(t, [PROMPT_ESTIMATE_COST]);
+    // Two events got through: the role chunk and "Sealed" (ceil(6 / 4) = 2 tokens).
+    await expectCharged(t, [earlyStopCost('Sealed')]);
+    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 7, completion_tokens: 2, outcome: 'incomplete' });
+    expect(t.logs.at(-1)).toMatchObject({ code: 'upstream_error', outcome: 'incomplete' });
+  });
+
+  it('a stream cancelled after two 4,000-character content events without usage is charged those tokens', async () => {
+    const a = 'a'.repeat(4_000);
+    const b = 'b'.repeat(4_000);
+    const upstream = scriptedUpstream([contentEvent(a), contentEvent(b)], 'silent');
+    const t = await tee({ enclaveFetch: upstream.fetch });
+    const response = await t.chat({ stream: true });
+    const reader = response.body!.getReader();
+    let text = '';
+    for (let i = 0; i < 2; i++) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).toBe(contentEvent(a) + contentEvent(b));
+    await reader.cancel();
+    await t.gateway.idle();
+    expect(upstream.state.open).toBe(0);
+    // 7 prompt tokens x 1 + 8,000 / 4 = 2,000 completion tokens x 2.
+    await expectCharged(t, [4_007]);
+    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 7, completion_tokens: 2_000, outcome: 'incomplete' });
+  });
+
+  it('a whole reply without usage is charged the prompt estimate plus its message text', async () => {
+    const content = 'c'.repeat(400);
+    const whole = JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
+    const upstream = scriptedUpstream([whole.slice(0, 50), whole.slice(50)], 'end', 'application/json');
+    const t = await tee({ enclaveFetch: upstream.fetch });
+    const response = await t.chat();
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(whole);
+    await expectCharged(t, [earlyStopCost(content)]);
+    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 7, completion_tokens: 100, outcome: 'no_usage' });
+  });
+});
+
+describe('tee: idle watchdog (manual timers)', () => {
+  const IDLE = 60_000;
+
+  it('ends a stream whose upstream is silent for streamIdleTimeoutMs without [DONE] or an added error event, aborting the upstream', async () => {
+    const time = manualTime();
+    const upstream = scriptedUpstream([contentEvent('Hello'), contentEvent(' there')], 'silent');
+    const t = await tee({ enclaveFetch: upstream.fetch, gateway: { now: time.now, timers: time.timers, streamIdleTimeoutMs: IDLE } });
+    const response = await t.chat({ stream: true });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let text = '';
+    for (let i = 0; i < 2; i++) {
+      await time.advance(IDLE - 1); // a slow upstream is not a stalled one
+      text += new TextDecoder().decode((await reader.read()).value);
+    }
+    expect(text).toBe(contentEvent('Hello') + contentEvent(' there'));
+    let last: ReadableStreamReadResult<Uint8Array> | undefined;
+    void reader.read().then((read) => (last = read));
+    await time.advance(IDLE - 1);
+    expect(last).toBeUndefined();
+    expect(upstream.state.open).toBe(1);
+    expect(await t.inFlight()).toBe(1);
+    // One watchdog timer, re-armed lazily, never one per chunk.
+    expect(time.armed).toBeLessThanOrEqual(2);
+    await time.advance(1);
+    expect(last).toEqual({ done: true, value: undefined });
+    await t.gateway.idle();
+    expect(upstream.state.open).toBe(0);
+    expect(await t.inFlight()).toBe(0);
+    expect(t.gateway.active).toBe(0);
+    await expectCharged(t, [earlyStopCost('Hello there')]);
+    expect(t.logs.at(-1)).toMatchObject({ status: 200, code: 'upstream_error', outcome: 'incomplete', completionTokens: 3 });
+  });
+
+  it('ends a stream whose client reads nothing for streamIdleTimeoutMs: upstream aborted, slot freed, delivered text paid', async () => {
+    const time = manualTime();
+    const upstream = scriptedUpstream([contentEvent('Hello'), contentEvent(' there')], 'silent');
+    const t = await tee({ enclaveFetch: upstream.fetch, gateway: { now: time.now, timers: time.timers, streamIdleTimeoutMs: IDLE } });
+    const response = await t.chat({ stream: true });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(contentEvent('Hello'));
+    await time.advance(IDLE);
+    await t.gateway.idle();
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+    expect(upstream.state.open).toBe(0);
+    expect(await t.inFlight()).toBe(0);
+    await expectCharged(t, [earlyStopCost('Hello')]);
+    expect(t.logs.at(-1)!.code).toBeUndefined();
+  });
+
+  it('an upstream silent from the start: the body ends empty, the upstream is aborted, nothing is charged', async () => {
+    const time = manualTime();
+    const upstream = scriptedUpstream([], 'silent');
+    const t = await tee({ enclaveFetch: upstream.fetch, gateway: { now: time.now, timers: time.timers, streamIdleTimeoutMs: IDLE } });
+    const response = await t.chat({ stream: true });
+    expect(response.status).toBe(200);
+    const text = response.text();
+    await time.advance(IDLE);
+    expect(await text).toBe('');
+    await t.gateway.idle();
+    expect(upstream.state.open).toBe(0);
+    await expectCharged(t, []);
+    expect(t.logs.at(-1)).toMatchObject({ code: 'upstream_error', costMicros: 0 });
+  });
+
+  it('leaves a healthy stream alone and leaves no timer armed after it', async () => {
+    const time = manualTime();
+    const t = await tee({ gateway: { now: time.now, timers: time.timers, streamIdleTimeoutMs: IDLE } });
+    const response = await t.chat({ stream: true });
+    expect(new TextDecoder().decode(await bytesOf(response)).endsWith('data: [DONE]\n\n')).toBe(true);
+    await t.gateway.idle();
+    expect(time.armed).toBe(0);
+    await expectCharged(t, [REPLY_COST]);
   });
 });
 
@@ -346,3 +563,4 @@ describe('zero data retention', () => {
     await expectCharged(t, [2 + 3 * 2, 2 + 3 * 2]);
   });
 });
+
