@@ -1,17 +1,15 @@
-import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
-import { faultStream } from '../fault-stream';
-import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
+import type { Fault } from '../fault';
+import { createFakeUpstream, type FakeExchange, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream';
 import type { FakeToolCall } from '../openai/openai-reply';
 import { anthropicErrorFor, anthropicErrorResponse } from './anthropic-error-response';
 import { anthropicMessage, anthropicStreamEvents, event } from './anthropic-transcript';
 import { countFakeJsonTokens } from '../count-fake-tokens';
-import { fetchOfHandler } from '../fetch-of-handler';
 import { parseJsonBody } from '../parse-json-body';
 import { planAnthropicReply } from './plan-anthropic-reply';
 import { validateAnthropicRequest, type AnthropicWireRequest } from './validate-anthropic-request';
 
 /** Options of {@link fakeAnthropic}. */
-export interface FakeAnthropicOptions {
+export interface FakeAnthropicOptions extends FakeUpstreamOptions {
   /** The reply text, or a function of the request; default a fixed sentence of 8 words. */
   reply?: string | ((request: AnthropicWireRequest) => string);
   /** Tool calls made when the request offers tools (tool turns carry text only when `reply` is set). */
@@ -28,14 +26,8 @@ export interface FakeAnthropicOptions {
   contextTokens?: number;
   /** Bodies above this many bytes get 413 `request_too_large`; default 32 MiB. */
   maxBodyBytes?: number;
-  /** Faults: a list used one per request in order, or a function asked on every request. */
-  faults?: FaultPlan;
-  /** Delay before the reply's headers, in milliseconds. */
-  latencyMs?: number;
   /** When set, requests with another `x-api-key` get 401 `authentication_error`. */
   apiKey?: string;
-  /** Waits for latency and `drip` faults; default a real timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 const DEFAULT_REPLY = 'Hello! This is the fake Claude speaking.';
@@ -51,17 +43,7 @@ const DEFAULT_THINKING = 'The user greets me, so I should greet them back briefl
  * const provider = anthropic({ baseURL: 'http://fake/v1', apiKey: 'k', fetch: upstream.fetch });
  */
 export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream {
-  const faults = createFaultQueue(options.faults);
-  const wait = options.sleep ?? sleep;
-  const requests: RecordedRequest[] = [];
-  let open = 0;
-
-  async function handle(request: Request): Promise<Response> {
-    const fault = faults.next();
-    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
-    const text = await request.clone().text();
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJsonBody(text) });
-    if (options.latencyMs) await wait(options.latencyMs, request.signal);
+  function route(request: Request, { fault, text, stream }: FakeExchange): Response {
     if (!new URL(request.url).pathname.endsWith('/messages') || request.method !== 'POST') {
       return anthropicErrorResponse('not_found_error', 'Not Found');
     }
@@ -77,7 +59,7 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     if (body === undefined) return anthropicErrorResponse('invalid_request_error', 'There was an error parsing the body of your request. Please check that it is valid JSON.');
     const valid = validateAnthropicRequest(body);
     if (!valid.ok) return anthropicErrorResponse('invalid_request_error', valid.message);
-    return reply(request, valid.request, fault);
+    return reply(valid.request, fault, stream);
   }
 
   function statusFault(fault: Extract<Fault, { kind: 'status' }>): Response {
@@ -87,7 +69,7 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     return fault.body === undefined ? response : new Response(fault.body, { status: fault.status, headers: response.headers });
   }
 
-  function reply(request: Request, body: AnthropicWireRequest, fault: Fault | undefined): Response {
+  function reply(body: AnthropicWireRequest, fault: Fault | undefined, openBody: FakeExchange['stream']): Response {
     const promptTokens = countFakeJsonTokens([body.system, body.messages, body.tools], (node) => node.type === 'image' || node.type === 'document');
     const context = options.contextTokens ?? 200_000;
     if (promptTokens > context) return anthropicErrorResponse('invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${context} maximum`);
@@ -102,31 +84,17 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
       cacheCreationTokens: options.cacheCreationTokens ?? 0,
     });
     const streamed = body.stream === true;
-    open++;
-    const stream = faultStream(streamed ? anthropicStreamEvents(plan) : [JSON.stringify(anthropicMessage(plan))], {
+    const stream = openBody(streamed ? anthropicStreamEvents(plan) : [JSON.stringify(anthropicMessage(plan))], {
       ...(fault ? { fault } : {}),
-      signal: request.signal,
       malformed: streamed ? 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n' : '{"id":"msg_broken","type":"message","content":[',
       errorEvent: (f) => {
         const error = anthropicErrorFor(f.status ?? 529, f.code ?? (f.status ? undefined : 'overloaded_error'), f.message);
         return event('error', { type: 'error', error });
       },
-      onClose: () => void open--,
-      sleep: wait,
     });
     const headers = { 'content-type': streamed ? 'text/event-stream; charset=utf-8' : 'application/json', 'request-id': `req_011C${plan.id.slice(6, 28)}` };
     return new Response(stream, { status: 200, headers });
   }
 
-  const fetch = fetchOfHandler(handle);
-
-  return {
-    fetch,
-    requests,
-    get open() {
-      return open;
-    },
-    setFaults: (plan) => faults.set(plan),
-    handle,
-  };
+  return createFakeUpstream(options, route);
 }

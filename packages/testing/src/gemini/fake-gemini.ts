@@ -1,10 +1,8 @@
 import { geminiImagePart } from '../images/index';
-import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
-import { faultStream } from '../fault-stream';
-import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
+import type { Fault } from '../fault';
+import { createFakeUpstream, type FakeExchange, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream';
 import type { FakeToolCall } from '../openai/openai-reply';
 import { countFakeJsonTokens } from '../count-fake-tokens';
-import { fetchOfHandler } from '../fetch-of-handler';
 import { parseJsonBody } from '../parse-json-body';
 import { geminiErrorBody, geminiErrorResponse } from './gemini-error-response';
 import { geminiResponse, geminiStreamEvents, sse } from './gemini-transcript';
@@ -12,7 +10,7 @@ import { planGeminiReply } from './plan-gemini-reply';
 import { validateGeminiRequest, type GeminiWireRequest } from './validate-gemini-request';
 
 /** Options of {@link fakeGemini}. */
-export interface FakeGeminiOptions {
+export interface FakeGeminiOptions extends FakeUpstreamOptions {
   /** The reply text, or a function of the request; default a fixed sentence of 8 words. */
   reply?: string | ((request: GeminiWireRequest) => string);
   /** Function calls made when the request declares functions (call turns carry text only when `reply` is set). */
@@ -29,14 +27,8 @@ export interface FakeGeminiOptions {
   contextTokens?: number;
   /** Bodies above this many bytes get 413 (payload size exceeds); default 20 MiB. */
   maxBodyBytes?: number;
-  /** Faults: a list used one per request in order, or a function asked on every request. */
-  faults?: FaultPlan;
-  /** Delay before the reply's headers, in milliseconds. */
-  latencyMs?: number;
   /** When set, requests with another `x-goog-api-key` (or `?key=`) get 400 API_KEY_INVALID. */
   apiKey?: string;
-  /** Waits for latency and `drip` faults; default a real timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 const DEFAULT_REPLY = 'Hello! This is the fake Gemini speaking.';
@@ -54,25 +46,16 @@ const ROUTE = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
  * const provider = gemini({ baseURL: 'http://fake/v1beta', apiKey: 'k', fetch: upstream.fetch });
  */
 export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
-  const faults = createFaultQueue(options.faults);
-  const wait = options.sleep ?? sleep;
-  const requests: RecordedRequest[] = [];
-  let open = 0;
-
-  async function handle(request: Request): Promise<Response> {
-    const fault = faults.next();
-    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
-    const text = await request.clone().text();
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJsonBody(text) });
-    if (options.latencyMs) await wait(options.latencyMs, request.signal);
+  async function route(request: Request, exchange: FakeExchange): Promise<Response> {
+    const { fault, text } = exchange;
     const url = new URL(request.url);
-    const route = ROUTE.exec(url.pathname);
-    if (!route || request.method !== 'POST') return geminiErrorResponse(404, { message: `Method not found.` });
+    const matched = ROUTE.exec(url.pathname);
+    if (!matched || request.method !== 'POST') return geminiErrorResponse(404, { message: `Method not found.` });
     const key = request.headers.get('x-goog-api-key') ?? url.searchParams.get('key');
     if (!key) return geminiErrorResponse(403, { message: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API." });
     if (options.apiKey !== undefined && key !== options.apiKey) return geminiErrorResponse(400, { code: 'invalid_api_key' });
-    const model = decodeURIComponent(route[1]!);
-    const streamed = route[2] === 'streamGenerateContent';
+    const model = decodeURIComponent(matched[1]!);
+    const streamed = matched[2] === 'streamGenerateContent';
     const sseMode = url.searchParams.get('alt') === 'sse';
     if (fault?.kind === 'status' && fault.code !== 'content_filter') {
       const body = fault.body ?? JSON.stringify(geminiErrorBody(fault.status, { ...(fault.code ? { code: fault.code } : {}), ...(fault.message ? { message: fault.message } : {}), ...(fault.retryAfter ? { retryAfter: fault.retryAfter } : {}) }));
@@ -84,10 +67,10 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
     const valid = validateGeminiRequest(body, model);
     if (!valid.ok) return geminiErrorResponse(400, { message: valid.message });
     const blocked = fault?.kind === 'status' ? 'SAFETY' : options.blockReason;
-    return reply(request, valid.request, model, { streamed, sseMode, blocked, fault: fault?.kind === 'status' ? undefined : fault });
+    return reply(exchange, valid.request, model, { streamed, sseMode, blocked, fault: fault?.kind === 'status' ? undefined : fault });
   }
 
-  async function reply(request: Request, body: GeminiWireRequest, model: string, mode: { streamed: boolean; sseMode: boolean; blocked: string | undefined; fault: Fault | undefined }): Promise<Response> {
+  async function reply(exchange: FakeExchange, body: GeminiWireRequest, model: string, mode: { streamed: boolean; sseMode: boolean; blocked: string | undefined; fault: Fault | undefined }): Promise<Response> {
     const promptTokens = countFakeJsonTokens([body.systemInstruction, body.contents, body.tools], (node) => node.inlineData !== undefined);
     const context = options.contextTokens ?? 1_048_576;
     if (promptTokens > context) {
@@ -101,36 +84,22 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
       thinking: options.thinking ?? DEFAULT_THINKING,
       ...(options.finishReason ? { finishReason: options.finishReason } : {}),
       ...(mode.blocked ? { blockReason: mode.blocked } : {}),
-      images: body.generationConfig?.responseModalities?.includes('IMAGE') ? [await image(body, requests.length)] : [],
+      images: body.generationConfig?.responseModalities?.includes('IMAGE') ? [await image(body, exchange.requests.length)] : [],
       promptTokens,
       cachedTokens: options.cachedTokens ?? 0,
     });
     if (plan.images.length > 0 && !body.generationConfig?.responseModalities?.includes('TEXT')) plan.text = '';
     const events = !mode.streamed ? [JSON.stringify(geminiResponse(plan), null, 2)] : mode.sseMode ? geminiStreamEvents(plan) : jsonArray(geminiStreamEvents(plan));
-    open++;
-    const stream = faultStream(events, {
+    const stream = exchange.stream(events, {
       ...(mode.fault ? { fault: mode.fault } : {}),
-      signal: request.signal,
       malformed: mode.sseMode ? 'data: {"candidates": [{"content": {"parts": [{"text": "bro\r\n\r\n' : '{"candidates": [',
       errorEvent: (f) => sse(geminiErrorBody(f.status ?? 503, { ...(f.code ? { code: f.code } : {}), ...(f.message ? { message: f.message } : {}) })),
-      onClose: () => void open--,
-      sleep: wait,
     });
     const contentType = mode.streamed && mode.sseMode ? 'text/event-stream' : 'application/json; charset=UTF-8';
     return new Response(stream, { status: 200, headers: { 'content-type': contentType, 'x-gemini-service-tier': 'standard' } });
   }
 
-  const fetch = fetchOfHandler(handle);
-
-  return {
-    fetch,
-    requests,
-    get open() {
-      return open;
-    },
-    setFaults: (plan) => faults.set(plan),
-    handle,
-  };
+  return createFakeUpstream(options, route);
 }
 
 /** The image of an IMAGE reply: a real PNG of the asked aspect ratio and size, different per request. */

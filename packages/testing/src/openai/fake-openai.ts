@@ -1,22 +1,19 @@
 import { randomBase62 } from '@tollgate/core';
 import { createObfuscator } from '@tollgate/sse';
 import { fakeImagesHandler } from '../images/index';
-import { connectionRefused, createFaultQueue, sleep, type Fault, type FaultPlan } from '../fault';
-import { faultStream } from '../fault-stream';
+import type { Fault } from '../fault';
+import { createFakeUpstream, type FakeExchange, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream';
+import { parseJsonBody } from '../parse-json-body';
 import { openaiErrorBody, openaiErrorResponse } from './openai-error';
 import { countPromptTokens, generate, type FakeChatRequest, type FakeToolCall } from './openai-reply';
 import { completionBody, streamEvents } from './openai-wire';
 
 /** Options of {@link fakeOpenAI}. */
-export interface FakeOpenAIOptions {
+export interface FakeOpenAIOptions extends FakeUpstreamOptions {
   /** The reply text, or a function of the request; default a fixed sentence of 8 words. */
   reply?: string | ((request: FakeChatRequest) => string);
   /** Tool calls returned when the request offers tools (and tool_choice is not `none`). */
   toolCalls?: FakeToolCall[] | ((request: FakeChatRequest) => FakeToolCall[] | undefined);
-  /** Faults: a list used one per request in order, or a function asked on every request. */
-  faults?: FaultPlan;
-  /** Delay before the reply's headers, in milliseconds. */
-  latencyMs?: number;
   /** When set, requests with another bearer key get 401 `invalid_api_key`. */
   apiKey?: string;
   /** Model names of `/v1/models`; when set, other models get 404 `model_not_found`. */
@@ -29,33 +26,6 @@ export interface FakeOpenAIOptions {
   contextTokens?: number;
   /** Clock in milliseconds for `created`; default `Date.now`. */
   now?: () => number;
-  /** Waits for latency and `drip` faults; default a real timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-}
-
-/** A request the fake received. */
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  /** Lower-cased header names. */
-  headers: Record<string, string>;
-  /** The parsed JSON body; undefined when there was none or it was not JSON. */
-  // `any`: tests read arbitrary fields of whatever was sent.
-  body: any;
-}
-
-/** A fake upstream, in-process. */
-export interface FakeUpstream {
-  /** In-process transport: `fetch('http://fake/v1/chat/completions', init)`. */
-  fetch: typeof globalThis.fetch;
-  /** What arrived, in order. */
-  requests: RecordedRequest[];
-  /** Response bodies still open (not read to the end, errored or cancelled): 0 means no leak. */
-  readonly open: number;
-  /** Replaces the fault plan. */
-  setFaults(faults: FaultPlan): void;
-  /** The same as `fetch`, on a `Request`. */
-  handle(request: Request): Promise<Response>;
 }
 
 const DEFAULT_REPLY = 'Hello! This is the fake upstream speaking.';
@@ -70,25 +40,13 @@ const DEFAULT_MODELS = ['gpt-4o-mini', 'gpt-4o'];
  * const provider = openaiCompatible({ baseURL: 'http://fake/v1', apiKey: 'k', fetch: upstream.fetch });
  */
 export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
-  const faults = createFaultQueue(options.faults);
   const now = options.now ?? Date.now;
-  const wait = options.sleep ?? sleep;
   const obfuscation = createObfuscator();
-  const requests: RecordedRequest[] = [];
-  let open = 0;
-  const bodyOpened = () => {
-    open++;
-    return () => void open--;
-  };
 
-  async function handle(request: Request): Promise<Response> {
-    const fault = faults.next();
-    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
+  async function route(request: Request, exchange: FakeExchange): Promise<Response> {
+    const { fault, text } = exchange;
     const url = new URL(request.url);
     const isImages = url.pathname.endsWith('/images/generations');
-    const text = await request.clone().text();
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJson(text) });
-    if (options.latencyMs) await wait(options.latencyMs, request.signal);
     if (options.apiKey !== undefined) {
       const auth = request.headers.get('authorization');
       if (!auth) return openaiErrorResponse(401, { code: null, message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)." });
@@ -97,7 +55,7 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     if (fault?.kind === 'status') return statusFault(fault);
 
     if (url.pathname.endsWith('/models') && request.method === 'GET') return models();
-    if (url.pathname.endsWith('/chat/completions') && request.method === 'POST') return chat(request, text, fault);
+    if (url.pathname.endsWith('/chat/completions') && request.method === 'POST') return chat(text, fault, exchange.stream);
     if (isImages && request.method === 'POST') return fakeImagesHandler(request, { now });
     return openaiErrorResponse(404, { code: null, message: `Invalid URL (${request.method} ${url.pathname})` });
   }
@@ -112,8 +70,8 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     return Response.json({ object: 'list', data });
   }
 
-  function chat(request: Request, text: string, fault: Fault | undefined): Response {
-    const body = parseJson(text) as FakeChatRequest | undefined;
+  function chat(text: string, fault: Fault | undefined, openBody: FakeExchange['stream']): Response {
+    const body = parseJsonBody(text) as FakeChatRequest | undefined;
     if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) {
       return openaiErrorResponse(400, { code: null, message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)" });
     }
@@ -143,54 +101,14 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
           obfuscation: streamOptions.include_obfuscation === false ? undefined : obfuscation,
         })
       : [completionBody(generation, meta)];
-    const stream = faultStream(events, {
+    const stream = openBody(events, {
       fault,
-      signal: request.signal,
       malformed: body.stream === true ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{\n\n' : '{"id":"chatcmpl-broken","choices":[',
       errorEvent: (f) => `data: ${openaiErrorBody(f.status ?? 500, { code: f.code, message: f.message })}\n\n`,
-      onClose: bodyOpened(),
-      sleep: wait,
     });
     const contentType = body.stream === true ? 'text/event-stream; charset=utf-8' : 'application/json';
     return new Response(stream, { status: 200, headers: { 'content-type': contentType, ...headers } });
   }
 
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.signal.aborted) throw request.signal.reason;
-    // A real fetch rejects as soon as its signal aborts, even while the server is still thinking.
-    return await new Promise<Response>((resolve, reject) => {
-      const onAbort = () => reject(request.signal.reason);
-      request.signal.addEventListener('abort', onAbort, { once: true });
-      handle(request).then(
-        (response) => {
-          request.signal.removeEventListener('abort', onAbort);
-          resolve(response);
-        },
-        (error: unknown) => {
-          request.signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
-  }) as typeof globalThis.fetch;
-
-  return {
-    fetch,
-    requests,
-    get open() {
-      return open;
-    },
-    setFaults: (plan) => faults.set(plan),
-    handle,
-  };
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined || text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  return createFakeUpstream(options, route);
 }

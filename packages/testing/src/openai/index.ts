@@ -1,5 +1,6 @@
 export { fakeOpenAI } from './fake-openai';
-export type { FakeOpenAIOptions, FakeUpstream, RecordedRequest } from './fake-openai';
+export type { FakeOpenAIOptions } from './fake-openai';
+export type { FakeUpstream, FakeUpstreamOptions, RecordedRequest } from '../fake-upstream';
 export { openaiErrorBody, openaiErrorResponse } from './openai-error';
 export type { OpenAIErrorOptions } from './openai-error';
 export { countWords, splitWords } from './openai-reply';

@@ -1,20 +1,15 @@
-import { createFaultQueue, connectionRefused, sleep, type Fault, type FaultPlan } from '../fault';
-import { faultStream } from '../fault-stream';
-import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
+import type { Fault, FaultPlan } from '../fault';
+import { createFakeUpstream, type FakeExchange, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream';
 import { fakeSearchHits, type FakeSearchHit } from './fake-search-hits';
 
 /** Options of {@link fakeBrave}. */
-export interface FakeBraveOptions {
+export interface FakeBraveOptions extends FakeUpstreamOptions {
   /** The subscription token the fake accepts; default `brave-test-key`. */
   apiKey?: string;
   /** The index: up to `count` results of a query; default {@link fakeSearchHits}. */
   results?: (query: string, count: number) => FakeSearchHit[];
   /** Faults: a list used one per request in order, or a function asked on every request. A 429 `retryAfter` becomes the per-second window of X-RateLimit-Reset, as Brave sends it. */
   faults?: FaultPlan;
-  /** Delay before the reply's headers, in milliseconds. */
-  latencyMs?: number;
-  /** Waits for latency and `drip` faults; default a real timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Clock in milliseconds for the error body's `time`; default `Date.now`. */
   now?: () => number;
 }
@@ -54,13 +49,9 @@ function humanAge(iso: string): string {
  * const provider = brave({ apiKey: 'brave-test-key', fetch: upstream.fetch });
  */
 export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
-  const faults = createFaultQueue(options.faults);
-  const wait = options.sleep ?? sleep;
   const now = options.now ?? Date.now;
   const apiKey = options.apiKey ?? 'brave-test-key';
   const index = options.results ?? ((query: string, count: number) => fakeSearchHits(query, 0, count));
-  const requests: RecordedRequest[] = [];
-  let open = 0;
   let used = 0;
 
   const rateHeaders = (resetSeconds = 1, remainingNow = 0): Record<string, string> => ({
@@ -75,7 +66,7 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
     const body = {
       type: 'ErrorResponse',
       error: {
-        id: `0f1e2d3c-${String(status).padStart(4, '0')}-4b5a-9876-${String(requests.length).padStart(12, '0')}`,
+        id: `0f1e2d3c-${String(status).padStart(4, '0')}-4b5a-9876-${String(upstream.requests.length).padStart(12, '0')}`,
         status,
         code: extra.code ?? known.code,
         detail: extra.detail ?? known.detail,
@@ -92,11 +83,7 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
     return error(fault.status, { code: fault.code, detail: fault.message, headers });
   }
 
-  async function handle(request: Request): Promise<Response> {
-    const fault = faults.next();
-    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: undefined });
-    if (options.latencyMs) await wait(options.latencyMs, request.signal);
+  function route(request: Request, { fault, stream }: FakeExchange): Response {
     const url = new URL(request.url);
     if (!url.pathname.endsWith('/web/search')) return error(404, { code: 'RESOURCE_NOT_FOUND', detail: 'Resource not found.' });
     const token = request.headers.get('x-subscription-token');
@@ -142,30 +129,13 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
       type: 'search',
       web: { type: 'search', results, family_friendly: true },
     });
-    open += 1;
-    const stream = faultStream([body], {
+    const reply = stream([body], {
       fault,
-      signal: request.signal,
       malformed: '{"query": {"original": ',
-      onClose: () => void (open -= 1),
-      sleep: wait,
     });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'application/json', ...rateHeaders(1, 0) } });
+    return new Response(reply, { status: 200, headers: { 'content-type': 'application/json', ...rateHeaders(1, 0) } });
   }
 
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.signal.aborted) throw request.signal.reason;
-    return handle(request);
-  }) as typeof globalThis.fetch;
-
-  return {
-    fetch,
-    requests,
-    get open() {
-      return open;
-    },
-    setFaults: (plan) => faults.set(plan),
-    handle,
-  };
+  const upstream = createFakeUpstream(options, route);
+  return upstream;
 }

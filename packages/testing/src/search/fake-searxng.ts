@@ -1,22 +1,15 @@
-import { createFaultQueue, connectionRefused, sleep, type Fault, type FaultPlan } from '../fault';
-import { faultStream } from '../fault-stream';
-import type { FakeUpstream, RecordedRequest } from '../openai/fake-openai';
+import type { Fault } from '../fault';
+import { createFakeUpstream, type FakeExchange, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream';
 import { fakeSearchHits, type FakeSearchHit } from './fake-search-hits';
 
 /** Options of {@link fakeSearxng}. */
-export interface FakeSearxngOptions {
+export interface FakeSearxngOptions extends FakeUpstreamOptions {
   /** The index: results of a query's page (1-based); default {@link fakeSearchHits}, `resultsPerPage` a page. */
   results?: (query: string, page: number) => FakeSearchHit[];
   /** Results a page of the default index; default 12 (merged engines give 10-30 on a real instance). */
   resultsPerPage?: number;
   /** Output formats enabled in settings.yml; default `['html', 'json']`. Others answer 403. */
   formats?: string[];
-  /** Faults: a list used one per request in order, or a function asked on every request. */
-  faults?: FaultPlan;
-  /** Delay before the reply's headers, in milliseconds. */
-  latencyMs?: number;
-  /** Waits for latency and `drip` faults; default a real timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 const ENGINES = ['duckduckgo', 'brave', 'startpage', 'wikipedia'];
@@ -69,26 +62,18 @@ function searxngResult(hit: FakeSearchHit, position: number) {
  * const provider = searxng({ baseURL: 'http://searxng.local', fetch: upstream.fetch });
  */
 export function fakeSearxng(options: FakeSearxngOptions = {}): FakeUpstream {
-  const faults = createFaultQueue(options.faults);
-  const wait = options.sleep ?? sleep;
   const formats = options.formats ?? ['html', 'json'];
   const perPage = options.resultsPerPage ?? 12;
   const index = options.results ?? ((query: string, page: number) => fakeSearchHits(query, (page - 1) * perPage, perPage));
-  const requests: RecordedRequest[] = [];
-  let open = 0;
 
-  async function handle(request: Request): Promise<Response> {
-    const fault = faults.next();
-    if (fault?.kind === 'refuse') throw connectionRefused(request.url);
-    requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: undefined });
-    if (options.latencyMs) await wait(options.latencyMs, request.signal);
+  function route(request: Request, { fault, text, stream }: FakeExchange): Response {
     if (fault?.kind === 'status') return statusFault(fault);
     const url = new URL(request.url);
     if (url.pathname !== '/search' && url.pathname !== '/' && !url.pathname.endsWith('/search')) {
       return htmlError(404, 'Not Found', 'The requested URL was not found on the server.');
     }
     if (request.method !== 'GET' && request.method !== 'POST') return htmlError(405, 'Method Not Allowed', 'The method is not allowed for the requested URL.');
-    const parameters = request.method === 'POST' ? new URLSearchParams(await request.text()) : url.searchParams;
+    const parameters = request.method === 'POST' ? new URLSearchParams(text) : url.searchParams;
     const format = parameters.get('format') ?? 'html';
     if (!formats.includes(format)) return htmlError(403, 'Forbidden', "You don't have the permission to access the requested resource.");
     const query = (parameters.get('q') ?? '').trim();
@@ -106,30 +91,12 @@ export function fakeSearxng(options: FakeSearxngOptions = {}): FakeUpstream {
       suggestions: [`${query} tutorial`, `${query} example`],
       unresponsive_engines: [],
     });
-    open += 1;
-    const stream = faultStream([body], {
+    const reply = stream([body], {
       fault,
-      signal: request.signal,
       malformed: '{"query": "broken", "results": [{"url": ',
-      onClose: () => void (open -= 1),
-      sleep: wait,
     });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'application/json' } });
+    return new Response(reply, { status: 200, headers: { 'content-type': 'application/json' } });
   }
 
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.signal.aborted) throw request.signal.reason;
-    return handle(request);
-  }) as typeof globalThis.fetch;
-
-  return {
-    fetch,
-    requests,
-    get open() {
-      return open;
-    },
-    setFaults: (plan) => faults.set(plan),
-    handle,
-  };
+  return createFakeUpstream(options, route);
 }
