@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@tollgate/testing/server';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from './config';
 import { createMetrics } from './metrics';
@@ -24,15 +25,6 @@ function dataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-admin-'));
   dirs.push(dir);
   return dir;
-}
-
-/** A port free right now (ADMIN_PORT=0 means "off", so the admin port must be a real one). */
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function start(env: Record<string, string>, logs: Record<string, unknown>[] = []): Promise<RunningServer> {

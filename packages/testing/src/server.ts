@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 
 /** Options of {@link listen}. */
@@ -125,4 +125,16 @@ function toRequest(incoming: IncomingMessage, signal: AbortSignal): Request {
     init.duplex = 'half';
   }
   return new Request(url, init);
+}
+
+/** A TCP port on 127.0.0.1 that is free right now, for servers a test starts (Redis, PostgreSQL, an admin port). */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
