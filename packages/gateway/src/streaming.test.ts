@@ -242,10 +242,11 @@ describe('keepalive', () => {
   });
 
   it('follows the keepaliveMs option and is not sent while events keep flowing', async () => {
-    // One event every 900 ms against a 1,000 ms keepalive: never quiet long enough.
-    const s = await open({ keepaliveMs: 1_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 900 }] } });
-    const body = collect(await answered(s, s.stream(), 900));
-    for (let i = 0; i < 15 && !body.state.closed; i++) await s.time.advance(900);
+    // One event every 500 ms against a 1,000 ms keepalive: never quiet long enough (the clock moves
+    // in 250 ms steps, so a lagging step still leaves room).
+    const s = await open({ keepaliveMs: 1_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 500 }] } });
+    const body = collect(await answered(s, s.stream(), 250));
+    for (let i = 0; i < 60 && !body.state.closed; i++) await s.time.advance(250);
     await body.finished;
     const { data, comments } = body.parsed();
     expect(comments).toEqual([]);
@@ -317,9 +318,10 @@ describe('an upstream that fails after the first event', () => {
 
   it('counts the stall from the last upstream event, not from the start of the stream', async () => {
     const s = await open({ streamIdleTimeoutMs: 60_000, fakeOptions: { faults: [{ kind: 'drip', delayMs: 40_000 }] } });
-    const body = collect(await answered(s, s.stream(), 40_000));
-    // Ten events 40 s apart: 400 s in all, never 60 s of silence.
-    for (let i = 0; i < 12 && !body.state.closed; i++) await s.time.advance(40_000);
+    const body = collect(await answered(s, s.stream(), 5_000));
+    // Ten events 40 s apart: 400 s in all, never 60 s of silence. The clock moves in 5 s steps, so
+    // a step that ends before the next event is armed costs at most 5 s of slack, not 40.
+    for (let i = 0; i < 100 && !body.state.closed; i++) await s.time.advance(5_000);
     await body.finished;
     const { data } = body.parsed();
     expect(data.at(-1)).toBe('[DONE]');

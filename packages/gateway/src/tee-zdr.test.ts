@@ -298,12 +298,14 @@ describe('tee: attestation', () => {
   });
 
   it('shares one attestation among concurrent requests', async () => {
-    let pass!: () => void;
+    let pass: (() => void) | undefined;
     const t = await tee({ attest: () => new Promise<void>((resolve) => (pass = resolve)) });
     const first = t.chat();
     const second = t.chat();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    pass();
+    // Until the first request reached the attestation (however busy the machine), then a little more.
+    for (let i = 0; i < 10_000 && !pass; i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    pass!();
     const replies = await Promise.all([first, second]);
     expect(replies.map((response) => response.status)).toEqual([200, 200]);
     await Promise.all(replies.map((response) => response.arrayBuffer()));

@@ -18,7 +18,8 @@ export function manualClock(start = 1_800_000_000_000): ManualClock {
 
 /** Lets pending promise chains and stream pipes run. */
 export async function flush(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  // Several turns: a chunk crosses the fake upstream, the provider stream and the client stream.
+  for (let i = 0; i < 6; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** Timers on a manual clock, armed by the gateway and fired, in order, when the test moves the clock. */
