@@ -2,7 +2,7 @@ import { GatewayError, requestId as newRequestId } from '@tollgate/core';
 import type { PageFetchResult } from '@tollgate/providers';
 import { parseFetchRequest } from '@tollgate/validator';
 import { holdCredits } from './credit-hold';
-import { failed } from './handle-chat';
+import { failed } from './failed';
 import type { MeteredContext, Runtime } from './runtime';
 
 /**

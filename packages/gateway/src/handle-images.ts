@@ -4,7 +4,7 @@ import { parseImageRequest, resolveImageRequest, sniffBase64ImageType } from '@t
 import type { ProviderImageRequest } from '@tollgate/providers';
 import { callRoutes } from './call-routes';
 import { holdCredits } from './credit-hold';
-import { failed } from './handle-chat';
+import { failed } from './failed';
 import type { MeteredContext, Runtime } from './runtime';
 
 /**

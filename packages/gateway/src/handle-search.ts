@@ -2,7 +2,7 @@ import { GatewayError, planAllows, requestId as newRequestId } from '@tollgate/c
 import { parseSearchRequest } from '@tollgate/validator';
 import { callRoutes } from './call-routes';
 import { holdCredits } from './credit-hold';
-import { failed } from './handle-chat';
+import { failed } from './failed';
 import type { MeteredContext, Runtime } from './runtime';
 
 /** `POST /v1/search`: one search call at the model's per-call price. */
