@@ -522,10 +522,17 @@ describe('createChatStream over an upstream that reports no usage', () => {
 /**
  * The gateway answers a stream once the first upstream event arrived (or a keepalive interval
  * passed); on the manual clock that takes the test moving time, as a real clock would.
+ * Time moves only once the request reached the upstream: before that the gateway hashes the key
+ * on the thread pool, which takes real time, and moving the manual clock meanwhile would fire the
+ * body-read deadline (408) on a busy machine.
  */
-async function answered(s: { time: { advance(ms: number): Promise<void> } }, request: Promise<Response>, stepMs: number): Promise<Response> {
+async function answered(s: StreamGateway, request: Promise<Response>, stepMs: number): Promise<Response> {
+  const before = s.fake.requests.length;
   let response: Response | undefined;
   void request.then((answer) => (response = answer), () => {});
+  const deadline = Date.now() + 5_000;
+  while (response === undefined && s.fake.requests.length === before && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+  expect(response !== undefined || s.fake.requests.length > before).toBe(true);
   for (let i = 0; i < 100 && response === undefined; i++) {
     await s.time.advance(stepMs);
     await flush();
