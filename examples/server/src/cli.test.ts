@@ -125,7 +125,7 @@ describe('tollgate CLI', () => {
 });
 
 /** Starts `tollgate serve` as a child process and waits for its `listening` line. */
-async function serve(dir: string): Promise<{ child: ChildProcess; url: string; demoKey: string | undefined }> {
+async function serve(dir: string, demo: boolean): Promise<{ child: ChildProcess; url: string; demoKey: string | undefined }> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { ...process.env, TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -143,15 +143,25 @@ async function serve(dir: string): Promise<{ child: ChildProcess; url: string; d
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
   });
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const demoKey = /sk_svc_[A-Za-z0-9]{43}/.exec(stderr)?.[0];
-  return { child, url, demoKey };
+  const demoKey = () => /sk_svc_[A-Za-z0-9]{43}/.exec(stderr)?.[0];
+  if (demo) {
+    // The key comes on stderr just after the listening line on stdout: a separate pipe, read when
+    // the loop gets to it. Wait for it (up to 10 s) rather than a fixed time a busy machine may exceed.
+    const deadline = Date.now() + 10_000;
+    while (demoKey() === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  } else {
+    // No key expected: the child writes it before it can answer anything, so one answer proves it
+    // would be in the pipe by now; a few loop turns let the pipe be read.
+    await fetch(`${url}/v1/models`);
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { child, url, demoKey: demoKey() };
 }
 
 describe('crash safety', () => {
   it('after kill -9 mid-request, a restart releases the open holds and the ledger adds up', async () => {
     const dir = dataDir();
-    const first = await serve(dir);
+    const first = await serve(dir, true);
     expect(first.demoKey).toBeDefined();
     const headers = { authorization: `Bearer ${first.demoKey}`, 'content-type': 'application/json' };
     // Three streams left unread: each holds credit and a slot when the process dies.
@@ -172,7 +182,7 @@ describe('crash safety', () => {
     await new Promise((resolve) => first.child.once('exit', resolve));
     for (const reader of readers) await reader.cancel().catch(() => {});
 
-    const second = await serve(dir);
+    const second = await serve(dir, false);
     expect(second.demoKey).toBeUndefined();
     const usage = await json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(dir, 'usage', '--account', marker.accountId, '--limit', '1000', '--json');
     expect(usage.held).toBe(0);

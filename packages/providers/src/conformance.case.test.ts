@@ -70,8 +70,11 @@ async function chatError(run: () => Promise<unknown>): Promise<unknown> {
   return undefined;
 }
 
-/** Lets cancellations and aborts settle (they run on later microtasks and timer turns). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+/**
+ * Waits until the fake has no upstream body open: cancellations and aborts close it on later
+ * microtasks and timer turns, which a busy machine may push past any fixed wait. Fails after 5 s.
+ */
+const noneOpen = (fake: FakeUpstream) => expect.poll(() => fake.open, { timeout: 5_000, interval: 1 }).toBe(0);
 
 /** Content and tool calls of a stream, assembled the way an OpenAI client does. */
 function assemble(chunks: ChatCompletionChunk[]) {
@@ -297,8 +300,7 @@ export function runProviderConformance(label: string, make: (options?: Conforman
             expect((error as ProviderError).accepted).toBe(accepted);
             if (retryAfter !== undefined) expect((error as ProviderError).retryAfter).toBe(retryAfter);
           }
-          await settle();
-          expect(fake.open).toBe(0);
+          await noneOpen(fake);
         });
       }
 
@@ -327,8 +329,7 @@ export function runProviderConformance(label: string, make: (options?: Conforman
         expect(error).toBeInstanceOf(ProviderError);
         expect((error as ProviderError).code).toBe('upstream_error');
         expect((error as ProviderError).accepted).toBe(true);
-        await settle();
-        expect(fake.open).toBe(0);
+        await noneOpen(fake);
       });
 
       for (const fault of [
@@ -343,8 +344,7 @@ export function runProviderConformance(label: string, make: (options?: Conforman
           expect(error).toBeInstanceOf(ProviderError);
           expect((error as ProviderError).code).toBe('upstream_error');
           expect((error as ProviderError).accepted).toBe(true);
-          await settle();
-          expect(fake.open).toBe(0);
+          await noneOpen(fake);
         });
       }
 
@@ -367,8 +367,7 @@ export function runProviderConformance(label: string, make: (options?: Conforman
         expect(first.value!.choices[0]!.delta.role).toBe('assistant');
         expect(fake.open).toBe(1);
         await reader.cancel();
-        await settle();
-        expect(fake.open).toBe(0);
+        await noneOpen(fake);
       });
 
       it('aborting the call signal ends the stream and closes the upstream body', async () => {
@@ -386,8 +385,7 @@ export function runProviderConformance(label: string, make: (options?: Conforman
           outcome = await reader.read().then((result) => (result.done ? 'done' : undefined), () => 'error' as const);
         }
         expect(outcome).toBe('error');
-        await settle();
-        expect(fake.open).toBe(0);
+        await noneOpen(fake);
       });
 
       it('an abort before the reply rejects the call without a ProviderError', async () => {
