@@ -40,8 +40,7 @@ async function accountOf(server: RunningServer): Promise<string> {
 
 /** Streams and their settlement finish after the client saw [DONE]: wait until nothing is in flight. */
 async function settled(server: RunningServer): Promise<void> {
-  for (let tries = 0; tries < 200 && server.gateway.active > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(server.gateway.active).toBe(0);
+  await expect.poll(() => server.gateway.active, { timeout: 5_000, interval: 2 }).toBe(0);
 }
 
 const chat = (server: RunningServer, body: Record<string, unknown>, key = server.demoKey!) =>

@@ -346,7 +346,7 @@ describe('request_timeout', () => {
       const found = [...pending].find((timer) => timer.ms === 60_000);
       if (!found) throw new Error('no body deadline scheduled');
       return found;
-    }, { timeout: 1_000, interval: 2 });
+    }, { timeout: 5_000, interval: 2 });
     t.clock.advance(60_000);
     deadline.fn();
     await expectRefused(t, await reply, 'request_timeout');

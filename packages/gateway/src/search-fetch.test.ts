@@ -311,9 +311,13 @@ describe('a client that leaves', () => {
   });
 });
 
-/** Waits (a few ms at most) until `ready()` holds: the gateway reaches the upstream asynchronously. */
+/**
+ * Waits until `ready()` holds: the gateway reaches the upstream asynchronously (the key hash runs on
+ * the thread pool). Bounded by 5 s of real time, not a try count a busy machine runs through first.
+ */
 async function waitFor(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  const deadline = Date.now() + 5_000;
+  while (!ready() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
   expect(ready()).toBe(true);
 }
 

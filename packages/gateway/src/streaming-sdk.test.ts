@@ -16,7 +16,7 @@ const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
 const REPLY = 'Hello! This is the fake upstream speaking.';
 const MESSAGES = [{ role: 'user' as const, content: 'Hello there' }];
 /** How long the gateway may take to finish its requests: real timers and a loopback server need longer than manual time. */
-const SETTLE_MS = 3_000;
+const SETTLE_MS = 10_000;
 
 interface Served extends TestGateway {
   server: Listening;

@@ -6,8 +6,11 @@
 import { expect } from 'vitest';
 import type { TestGateway } from './test-harness';
 
-/** Waits for the gateway to finish every request, failing (not hanging) when it does not within `ms`. */
-export async function settled(t: Pick<TestGateway, 'gateway'>, ms = 2_000): Promise<void> {
+/**
+ * Waits for the gateway to finish every request, failing (not hanging) when it does not within `ms`
+ * of real time (5 s by default: generous, as a busy machine may stall this process for a while).
+ */
+export async function settled(t: Pick<TestGateway, 'gateway'>, ms = 5_000): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
   const result = await Promise.race([t.gateway.idle().then(() => 'idle' as const), timeout]);

@@ -9,8 +9,10 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** Waits until `check()` holds, for up to 5 s of real time (a try count runs out sooner on a busy machine). */
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  const deadline = Date.now() + 5_000;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
 describe('listen', () => {

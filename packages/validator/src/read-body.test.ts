@@ -57,7 +57,8 @@ describe('readBody', () => {
     const reading = readBody(post(streamed([new Uint8Array([1])], { close: false })), {
       startedAt: 0, timeoutMs: 60_000, now: () => clock, timers,
     });
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    // The deadline is armed once the read started: wait for it rather than a fixed time.
+    await expect.poll(() => pending.size, { timeout: 5_000, interval: 1 }).toBe(1);
     expect([...pending.values()].map((timer) => timer.ms)).toEqual([59_000]);
     clock = 60_000;
     fire();
