@@ -3,6 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { firstSystemText, lastUserTextBytes } from './chat-text';
 import { createCharacterMatcher } from './create-character-matcher';
 
+/** This process's CPU time in ms: unlike wall time, it does not grow while other processes share the cores. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1_000;
+}
+
 describe('createCharacterMatcher', () => {
   const prompts = ['You are Aria, a cheerful guide to the city.', 'You are Aria, a grumpy pirate.', 'Short one', '   Leading space prompt that is long'];
   const matches = createCharacterMatcher(prompts);
@@ -25,9 +31,9 @@ describe('createCharacterMatcher', () => {
     const matchMany = createCharacterMatcher(many);
     expect(matchMany('You are character number 4999, who speaks softly. Hello')).toBe(true);
     expect(matchMany('You are character number 5000, who speaks softly.')).toBe(false);
-    const started = performance.now();
+    const started = cpuMs();
     for (let i = 0; i < 10_000; i++) matchMany(`You are character number ${i % 6000}, who speaks softly. Hi`);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(cpuMs() - started).toBeLessThan(500);
   });
 });
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonStrict } from './parse-json-strict';
 
+/** This process's CPU time in ms: unlike wall time, it does not grow while other processes share the cores. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1_000;
+}
+
 const codeOf = (input: string | Uint8Array, options?: Parameters<typeof parseJsonStrict>[1]) => {
   const result = parseJsonStrict(input, options);
   return result.ok ? 'ok' : result.code;
@@ -64,12 +70,12 @@ describe('parseJsonStrict', () => {
   it('reads a long string with and without escapes in linear time', () => {
     const plain = 'A'.repeat(4_000_000);
     const escaped = 'a\\n'.repeat(1_000_000);
-    const started = performance.now();
+    const started = cpuMs();
     const one = parseJsonStrict(`{"s":"${plain}"}`);
     const two = parseJsonStrict(`{"s":"${escaped}","t":"${plain}"}`);
     expect(one.ok && one.value.s).toBe(plain);
     expect(two.ok && (two.value.s as string).length).toBe(2_000_000);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(cpuMs() - started).toBeLessThan(2_000);
   });
 
   it('takes many keys in one object', () => {
