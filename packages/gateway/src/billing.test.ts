@@ -351,7 +351,7 @@ describe('upstream failures and clients that leave', () => {
       body: JSON.stringify(chatBody({ model: 'odd' })),
       signal: client.signal,
     }));
-    await expect.poll(() => t.fake.requests.length).toBe(1);
+    await expect.poll(() => t.fake.requests.length, { timeout: 5_000 }).toBe(1);
     expect((await t.balance()).held).toBe(29 + 2_500);
     client.abort();
     answer();

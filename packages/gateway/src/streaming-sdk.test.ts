@@ -208,11 +208,11 @@ describe('an SDK client that leaves', () => {
     const s = await serve({ fakeOptions: { latencyMs: 1, sleep: () => gate } });
     const client = new AbortController();
     const pending = s.openai.chat.completions.create({ model: 'fast', messages: MESSAGES, stream: true }, { signal: client.signal }).catch((e: unknown) => e);
-    await expect.poll(() => s.fake.requests.length).toBe(1);
+    await expect.poll(() => s.fake.requests.length, { timeout: 5_000 }).toBe(1);
     client.abort();
     expect(await pending).toBeInstanceOf(APIUserAbortError);
     // Once the server saw the disconnect (it aborts the request's signal), the upstream answers.
-    await expect.poll(() => s.received[0]?.signal.aborted).toBe(true);
+    await expect.poll(() => s.received[0]?.signal.aborted, { timeout: 5_000 }).toBe(true);
     answer();
     await settled(s, SETTLE_MS);
     expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone', completionTokens: 0 });
