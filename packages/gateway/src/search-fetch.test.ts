@@ -289,7 +289,9 @@ describe('a client that leaves', () => {
     const searxGate = gate();
     const limiter = memoryLimiter();
     const stalled = gate();
+    let transported = 0;
     const { fetcher } = pageWorld({ transport: async (request) => {
+      transported++;
       await Promise.race([stalled.wait(), new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)))]);
       return new Response('late', { headers: { 'content-type': 'text/plain' } });
     } });
@@ -300,7 +302,8 @@ describe('a client that leaves', () => {
     const leaving = new AbortController();
     const search = send('/v1/search', { query: 'q' }, leaving.signal);
     const page = send('/v1/fetch', { url: 'https://example.com/article' }, leaving.signal);
-    await waitFor(() => t.searx.requests.length === 1);
+    // Both must be at their upstream (each hashes its key on the thread pool first, in either order).
+    await waitFor(() => t.searx.requests.length === 1 && transported === 1);
     expect((await t.balance()).held).toBe(PRICE + FETCH_PRICE);
     leaving.abort();
     searxGate.open();
