@@ -1,12 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { creditsToMicros, formatMicros, main } from './cli';
+import { BIN, serveChild } from './test-serve-child';
 
-const BIN = fileURLToPath(new URL('../bin/tollgate.mjs', import.meta.url));
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
@@ -124,38 +124,16 @@ describe('tollgate CLI', () => {
   });
 });
 
-/** Starts `tollgate serve` as a child process and waits for its `listening` line. */
+/** `tollgate serve` on a data dir; with `demo`, waits for the demo key it prints on first start. */
 async function serve(dir: string, demo: boolean): Promise<{ child: ChildProcess; url: string; demoKey: string | undefined }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (data) => (stderr += data));
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (data) => {
-      buffered += data;
-      for (const line of buffered.split('\n')) {
-        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-  const demoKey = () => /sk_svc_[A-Za-z0-9]{43}/.exec(stderr)?.[0];
-  if (demo) {
-    // The key comes on stderr just after the listening line on stdout: a separate pipe, read when
-    // the loop gets to it. Wait for it (up to 10 s) rather than a fixed time a busy machine may exceed.
-    const deadline = Date.now() + 10_000;
-    while (demoKey() === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-  } else {
-    // No key expected: the child writes it before it can answer anything, so one answer proves it
-    // would be in the pipe by now; a few loop turns let the pipe be read.
-    await fetch(`${url}/v1/models`);
-    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
-  }
-  return { child, url, demoKey: demoKey() };
+  const served = await serveChild({ TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0' });
+  children.push(served.child);
+  if (demo) return { child: served.child, url: served.url, demoKey: await served.demoKey() };
+  // No key expected: the child writes it before it can answer anything, so one answer proves it
+  // would be in the pipe by now; a few loop turns let the pipe be read.
+  await fetch(`${served.url}/v1/models`);
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+  return { child: served.child, url: served.url, demoKey: await served.demoKey(0) };
 }
 
 describe('crash safety', () => {

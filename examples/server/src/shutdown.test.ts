@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
 import { startServer, type RunningServer } from './start-server';
+import { serveChild } from './test-serve-child';
 
-const BIN = fileURLToPath(new URL('../bin/tollgate.mjs', import.meta.url));
 const dirs: string[] = [];
 
 afterAll(() => {
@@ -224,27 +222,10 @@ describe('graceful shutdown, in process', () => {
 describe('graceful shutdown, as a child process', () => {
   it('on SIGTERM finishes the stream in flight, exits 0 and logs {"msg":"stopped"}', async () => {
     const dir = dataDir();
-    const child = spawn(process.execPath, [BIN, 'serve'], {
-      env: { ...process.env, TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0', TOLLGATE_SHUTDOWN_GRACE: '10' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (data) => (stderr += data));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const served = await serveChild({ TOLLGATE_DATA_DIR: dir, PORT: '0', ADMIN_PORT: '0', TOLLGATE_SHUTDOWN_GRACE: '10' });
+    const { child, url, exited } = served;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout!.on('data', (data) => {
-          stdout += data;
-          const line = stdout.split('\n').find((each) => each.includes('"msg":"listening"'));
-          if (line) resolve((JSON.parse(line) as { url: string }).url);
-        });
-        void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-      });
-      // The demo key is printed on stderr just after the listening line.
-      const keyBy = Date.now() + 10_000;
-      while (!/sk_svc_[A-Za-z0-9]{43}/.test(stderr) && Date.now() < keyBy) await new Promise((resolve) => setTimeout(resolve, 5));
-      const key = /sk_svc_[A-Za-z0-9]{43}/.exec(stderr)![0];
+      const key = (await served.demoKey())!;
       const response = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -262,7 +243,7 @@ describe('graceful shutdown, as a child process', () => {
       }
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
       expect(await exited).toBe(0);
-      const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = served.stdout().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines.at(-1)).toEqual({ level: 'info', msg: 'stopped' });
       const record = lines.find((line) => line.msg === 'request' && line.path === '/v1/chat/completions')!;
       expect([record.status, record.outcome, record.completionTokens]).toEqual([200, 'done', 30]);

@@ -4,11 +4,10 @@
  * the last test kills with SIGKILL. Both serve one chat model from a fake upstream on loopback
  * whose answers wait behind a gate the tests open, so requests stay in flight on demand.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan } from '@tollgate/core';
 import { fakeOpenAI } from '@tollgate/testing';
@@ -17,8 +16,8 @@ import { findPostgresBin, startPostgres, type PostgresServer } from '../../../pa
 import { hasRedisServer, startRedis, type RedisServer } from '../../../packages/store-redis/src/redis-server';
 import { loadConfig } from './config';
 import { startServer, type RunningServer } from './start-server';
+import { serveChild } from './test-serve-child';
 
-const BIN = fileURLToPath(new URL('../bin/tollgate.mjs', import.meta.url));
 /** Holds and in-flight slots of a dead instance come back after this (renewed every third while alive). */
 const HOLD_TTL_MS = 3_000;
 /** 1 micro-dollar a token both ways; "hi" bounds to 2 bytes + 8 = 10 prompt tokens. */
@@ -272,21 +271,3 @@ function createGate() {
   };
 }
 
-/** Starts `tollgate serve` as a child process and waits for its `listening` line. */
-async function serveChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (data) => (stderr += data));
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    // Kept reading for the child's whole life, so its log lines never fill the pipe.
-    child.stdout!.on('data', (data) => {
-      buffered += data;
-      const lines = buffered.split('\n');
-      buffered = lines.pop()!;
-      for (const line of lines) if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
-    });
-    child.once('exit', (code) => reject(new Error(`tollgate serve exited with ${code}: ${stderr}`)));
-  });
-  return { child, url };
-}

@@ -1,20 +1,9 @@
-import type { Plan } from '@tollgate/core';
 import { describe, expect, it, vi } from 'vitest';
-import { createLimiter, type LimiterOptions } from './create-limiter';
+import { createLimiter } from './create-limiter';
+import { account, setup, T0 } from './test-setup';
 import { limiterKeys } from './limiter-keys';
 import { memoryLimiter } from './memory-limiter';
 import type { LimiterStore } from './store';
-
-const T0 = 1_700_000_000_000;
-
-function setup(options: Partial<LimiterOptions> = {}) {
-  let time = T0;
-  const store = memoryLimiter();
-  const limiter = createLimiter({ store, now: () => time, ...options });
-  return { limiter, store, at: (ms: number) => (time = T0 + ms) };
-}
-
-const account = (plan: Plan, id = `acc_${plan}`) => ({ id, plan });
 
 describe('createLimiter: requests in flight', () => {
   it.each([

@@ -1,19 +1,5 @@
-import type { Plan } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, type LimiterOptions } from './create-limiter';
-import { memoryLimiter } from './memory-limiter';
-
-const T0 = 1_700_000_000_000;
-
-/** A limiter on a fresh memory store with a clock the test moves. */
-function setup(options: Partial<LimiterOptions> = {}) {
-  let time = T0;
-  const store = memoryLimiter();
-  const limiter = createLimiter({ store, now: () => time, ...options });
-  return { limiter, store, at: (ms: number) => (time = T0 + ms) };
-}
-
-const account = (plan: Plan, id = `acc_${plan}`) => ({ id, plan });
+import { account, setup, T0 } from './test-setup';
 
 describe('createLimiter: plan rate limits', () => {
   // The spec's table: burst = 1 + rpm / 10, pace = rpm / 60 per second.
