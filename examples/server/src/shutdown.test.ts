@@ -92,6 +92,25 @@ async function openStream(server: RunningServer, maxTokens: number) {
   return { drain };
 }
 
+
+/**
+ * Restarts a server on the last data dir and checks the stopped one left its books settled: no
+ * hold for the restart to release, nothing held, charged exactly `cost`, balance = sum of entries.
+ */
+async function expectSettledAfterRestart(account: string, balanceBefore: number, cost: number, logs: Record<string, unknown>[]): Promise<void> {
+  const again = await startServer({ ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) }, { log: (line) => logs.push(line), demo: false });
+  try {
+    expect(logs.some((line) => line.msg === 'released holds of a previous run')).toBe(false);
+    const after = await again.store.getBalance(account);
+    expect(after.held).toBe(0);
+    expect(after.balance).toBe(balanceBefore - cost);
+    const entries = await again.store.entries(account, { limit: 1000 });
+    expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(after.balance);
+  } finally {
+    await again.close();
+  }
+}
+
 /** The `usage` of the stream's usage chunk, if any. */
 function usageOf(text: string): { prompt_tokens: number; completion_tokens: number } | undefined {
   for (const line of text.split('\n')) {
@@ -139,16 +158,7 @@ describe('graceful shutdown, in process', () => {
     expect(record.costMicros).toBe(simFastCost(usage.prompt_tokens, usage.completion_tokens));
 
     // Settled: reopen the data dir's store through a new server to read the ledger after close.
-    const again = await startServer({ ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) }, { log: () => {}, demo: false });
-    try {
-      const after = await again.store.getBalance(account);
-      expect(after.held).toBe(0);
-      expect(after.balance).toBe(before.balance - (record.costMicros as number));
-      const entries = await again.store.entries(account, { limit: 1000 });
-      expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(after.balance);
-    } finally {
-      await again.close();
-    }
+    await expectSettledAfterRestart(account, before.balance, record.costMicros as number, logs);
   });
 
   it('cuts a stream longer than the grace after the grace and charges what was delivered', async () => {
@@ -180,18 +190,7 @@ describe('graceful shutdown, in process', () => {
     expect(record.completionTokens as number).toBeLessThan(200);
     expect(record.costMicros).toBe(simFastCost(record.promptTokens as number, record.completionTokens as number));
 
-    const again = await startServer({ ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) }, { log: (line) => logs.push(line), demo: false });
-    try {
-      // No hold was left for the restart to release: the cut stream settled before close() resolved.
-      expect(logs.some((line) => line.msg === 'released holds of a previous run')).toBe(false);
-      const after = await again.store.getBalance(account);
-      expect(after.held).toBe(0);
-      expect(after.balance).toBe(before.balance - (record.costMicros as number));
-      const entries = await again.store.entries(account, { limit: 1000 });
-      expect(entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(after.balance);
-    } finally {
-      await again.close();
-    }
+    await expectSettledAfterRestart(account, before.balance, record.costMicros as number, logs);
   });
   it('answers a keep-alive request in flight with Connection: close, so the next one is refused, not hung up', async () => {
     const server = await start(5, []);
