@@ -18,16 +18,27 @@ const accounts = Number(process.argv[3] ?? 400);
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const catalogue = join(dir, 'catalogue.json');
-writeFileSync(catalogue, JSON.stringify({
-  providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstreamUrl}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
-  models: [{ id: 'bench', type: 'chat', provider: 'upstream', upstream: 'gpt-4o-mini', max_output_tokens: 256,
-    price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 } }],
-}));
-process.env.BENCH_UPSTREAM_KEY = 'bench-upstream-key';
-const server = await startServer(
-  loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dir, TOLLGATE_CATALOGUE: catalogue }),
-  { log: () => {}, demo: false },
+writeFileSync(
+  catalogue,
+  JSON.stringify({
+    providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstreamUrl}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
+    models: [
+      {
+        id: 'bench',
+        type: 'chat',
+        provider: 'upstream',
+        upstream: 'gpt-4o-mini',
+        max_output_tokens: 256,
+        price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 },
+      },
+    ],
+  }),
 );
+process.env.BENCH_UPSTREAM_KEY = 'bench-upstream-key';
+const server = await startServer(loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dir, TOLLGATE_CATALOGUE: catalogue }), {
+  log: () => {},
+  demo: false,
+});
 // Plan limits are per account (pro: 10 requests a second, burst 61, 10 in flight): spread the load.
 const keys: string[] = [];
 for (let index = 0; index < accounts; index++) {
@@ -39,13 +50,10 @@ for (let index = 0; index < accounts; index++) {
 const { port: upstreamPort } = new URL(upstreamUrl);
 // The baseline: pipes requests and replies through unchanged, as thin as a Node proxy gets.
 const bare = createServer((incoming, outgoing) => {
-  const upstream = httpRequest(
-    { host: '127.0.0.1', port: upstreamPort, method: incoming.method, path: incoming.url, headers: incoming.headers },
-    (reply) => {
-      outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(outgoing);
-    },
-  );
+  const upstream = httpRequest({ host: '127.0.0.1', port: upstreamPort, method: incoming.method, path: incoming.url, headers: incoming.headers }, (reply) => {
+    outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
+    reply.pipe(outgoing);
+  });
   upstream.on('error', () => outgoing.destroy());
   incoming.pipe(upstream);
 });

@@ -9,12 +9,7 @@ import { runParserBench } from './parser-bench';
 describe('bench', () => {
   it('runs the gateway and the bare proxy, streamed and not, with only 2xx replies', async () => {
     const result = await runChatBench({ seconds: 1, connections: 4, ttfbSamples: 5, accounts: 100 });
-    expect(result.rows.map((row) => row.name)).toEqual([
-      'bare proxy, non-streamed',
-      'gateway, non-streamed',
-      'bare proxy, streamed',
-      'gateway, streamed',
-    ]);
+    expect(result.rows.map((row) => row.name)).toEqual(['bare proxy, non-streamed', 'gateway, non-streamed', 'bare proxy, streamed', 'gateway, streamed']);
     for (const row of result.rows) {
       expect({ name: row.name, errors: row.errors, timeouts: row.timeouts, non2xx: row.non2xx }).toEqual({ name: row.name, errors: 0, timeouts: 0, non2xx: 0 });
       expect(row.requests).toBeGreaterThan(0);

@@ -79,7 +79,8 @@ export async function runChatBench(options: ChatBenchOptions): Promise<ChatBench
         let next = 0;
         return () => keys[next++ % keys.length]!;
       };
-      const body = (stream: boolean) => JSON.stringify({ model: 'bench', stream, max_tokens: 64, messages: [{ role: 'user', content: 'Benchmark me, please.' }] });
+      const body = (stream: boolean) =>
+        JSON.stringify({ model: 'bench', stream, max_tokens: 64, messages: [{ role: 'user', content: 'Benchmark me, please.' }] });
       const rows: ChatRow[] = [];
       for (const stream of [false, true]) {
         const label = stream ? 'streamed' : 'non-streamed';

@@ -11,18 +11,20 @@ const { rows, ttfb } = await runChatBench({ seconds, connections, ttfbSamples: 2
 const rate = (name: string) => rows.find((row) => row.name === name)!.requestsPerSecond;
 const cpu = (name: string) => rows.find((row) => row.name === name)!.cpuMicrosPerRequest ?? Number.NaN;
 const bad = rows.filter((row) => row.errors + row.non2xx + row.timeouts > 0).map((row) => row.name);
-console.log(JSON.stringify({
-  label,
-  rps: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.requestsPerSecond)])),
-  ratio: {
-    'non-streamed': Number((rate('gateway, non-streamed') / rate('bare proxy, non-streamed')).toFixed(3)),
-    streamed: Number((rate('gateway, streamed') / rate('bare proxy, streamed')).toFixed(3)),
-  },
-  cpuMicrosPerRequest: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.cpuMicrosPerRequest ?? Number.NaN)])),
-  cpuRatio: {
-    'non-streamed': Number((cpu('bare proxy, non-streamed') / cpu('gateway, non-streamed')).toFixed(3)),
-    streamed: Number((cpu('bare proxy, streamed') / cpu('gateway, streamed')).toFixed(3)),
-  },
-  ttfbP50: { bare: Number(ttfb.bare.p50.toFixed(2)), gateway: Number(ttfb.gateway.p50.toFixed(2)) },
-  invalid: bad,
-}));
+console.log(
+  JSON.stringify({
+    label,
+    rps: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.requestsPerSecond)])),
+    ratio: {
+      'non-streamed': Number((rate('gateway, non-streamed') / rate('bare proxy, non-streamed')).toFixed(3)),
+      streamed: Number((rate('gateway, streamed') / rate('bare proxy, streamed')).toFixed(3)),
+    },
+    cpuMicrosPerRequest: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.cpuMicrosPerRequest ?? Number.NaN)])),
+    cpuRatio: {
+      'non-streamed': Number((cpu('bare proxy, non-streamed') / cpu('gateway, non-streamed')).toFixed(3)),
+      streamed: Number((cpu('bare proxy, streamed') / cpu('gateway, streamed')).toFixed(3)),
+    },
+    ttfbP50: { bare: Number(ttfb.bare.p50.toFixed(2)), gateway: Number(ttfb.gateway.p50.toFixed(2)) },
+    invalid: bad,
+  }),
+);

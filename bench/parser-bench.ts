@@ -26,7 +26,13 @@ export function base64ChatBody(size: number): Uint8Array {
     stream: true,
     messages: [
       { role: 'system', content: 'You describe images precisely.\nAnswer in "plain" words.' },
-      { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: '', detail: 'high' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this picture?' },
+          { type: 'image_url', image_url: { url: '', detail: 'high' } },
+        ],
+      },
     ],
   };
   const frame = JSON.stringify(head);

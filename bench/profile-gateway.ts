@@ -13,7 +13,11 @@ const seconds = Number(process.argv[3] ?? 5);
 const dir = process.argv[4] ?? 'bench-profiles';
 
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
-const servers = await startChild<{ gateway: string; keys: string[] }>('bench/bench-servers-process.ts', [upstream.info.url, '400'], ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+const servers = await startChild<{ gateway: string; keys: string[] }>(
+  'bench/bench-servers-process.ts',
+  [upstream.info.url, '400'],
+  ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+);
 let next = 0;
 const result = await autocannon({
   url: `${servers.info.gateway}/v1/chat/completions`,
@@ -22,9 +26,18 @@ const result = await autocannon({
   duration: seconds,
   body: JSON.stringify({ model: 'bench', stream, max_tokens: 64, messages: [{ role: 'user', content: 'Benchmark me, please.' }] }),
   headers: { 'content-type': 'application/json' },
-  requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${servers.info.keys[next++ % servers.info.keys.length]}` } }) }],
+  requests: [
+    {
+      setupRequest: (request) => ({
+        ...request,
+        headers: { ...request.headers, authorization: `Bearer ${servers.info.keys[next++ % servers.info.keys.length]}` },
+      }),
+    },
+  ],
 });
 await servers.stop();
 await upstream.stop();
-console.log(`${stream ? 'streamed' : 'non-streamed'}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, ` +
-  `p99 ${result.latency.p99} ms, ${result.errors} errors, ${result.non2xx} non-2xx; profile in ${dir}/`);
+console.log(
+  `${stream ? 'streamed' : 'non-streamed'}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, ` +
+    `p99 ${result.latency.p99} ms, ${result.errors} errors, ${result.non2xx} non-2xx; profile in ${dir}/`,
+);

@@ -15,19 +15,28 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const limiterAccounts = process.env.BENCH_LIMITER_ACCOUNTS ?? '1000000';
 
-console.log(`node ${process.version}, ${availableParallelism()} CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; ${seconds} s per run, ${connections} connections`);
+console.log(
+  `node ${process.version}, ${availableParallelism()} CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; ${seconds} s per run, ${connections} connections`,
+);
 
 const chat = await runChatBench({ seconds, connections, ttfbSamples: 200, cpuProfileDir: process.env.BENCH_CPU_PROF });
 console.log('\nChat through the gateway vs a bare node:http pass-through proxy (same loopback fake upstream)\n');
-console.table(Object.fromEntries(chat.rows.map((row) => [row.name, {
-  'req/s': Math.round(row.requestsPerSecond),
-  'p50 ms': row.p50,
-  'p99 ms': row.p99,
-  requests: row.requests,
-  errors: row.errors,
-  'non-2xx': row.non2xx,
-  'CPU µs/req': row.cpuMicrosPerRequest === undefined ? '-' : Math.round(row.cpuMicrosPerRequest),
-}])));
+console.table(
+  Object.fromEntries(
+    chat.rows.map((row) => [
+      row.name,
+      {
+        'req/s': Math.round(row.requestsPerSecond),
+        'p50 ms': row.p50,
+        'p99 ms': row.p99,
+        requests: row.requests,
+        errors: row.errors,
+        'non-2xx': row.non2xx,
+        'CPU µs/req': row.cpuMicrosPerRequest === undefined ? '-' : Math.round(row.cpuMicrosPerRequest),
+      },
+    ]),
+  ),
+);
 
 const find = (name: string): ChatRow => chat.rows.find((row) => row.name === name)!;
 const ratio = (label: string) => {
@@ -57,18 +66,27 @@ for (const row of chat.rows.filter((row) => row.name.startsWith('gateway'))) {
     process.exitCode = 1;
   }
   if (row.requestsPerSecond > chat.admittedPerSecond * 0.8) {
-    console.error(`\n${row.name}: ${Math.round(row.requestsPerSecond)} req/s is close to the ${chat.admittedPerSecond} req/s the bench accounts' plans admit: raise the account count`);
+    console.error(
+      `\n${row.name}: ${Math.round(row.requestsPerSecond)} req/s is close to the ${chat.admittedPerSecond} req/s the bench accounts' plans admit: raise the account count`,
+    );
     process.exitCode = 1;
   }
 }
 
 console.log('\nStrict JSON parser (parseJsonStrict) vs JSON.parse on base64-heavy chat bodies\n');
-console.table(Object.fromEntries((await runParserBench()).map((row) => [row.body, {
-  bytes: row.bytes,
-  'strict MB/s': Math.round(row.strictMBps),
-  'JSON.parse MB/s': Math.round(row.jsonParseMBps),
-  'strict / JSON.parse': Number(row.ratio.toFixed(2)),
-}])));
+console.table(
+  Object.fromEntries(
+    (await runParserBench()).map((row) => [
+      row.body,
+      {
+        bytes: row.bytes,
+        'strict MB/s': Math.round(row.strictMBps),
+        'JSON.parse MB/s': Math.round(row.jsonParseMBps),
+        'strict / JSON.parse': Number(row.ratio.toFixed(2)),
+      },
+    ]),
+  ),
+);
 
 console.log('\nMemory limiter footprint (child process with --expose-gc)\n');
 const memory = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/limiter-memory.ts', limiterAccounts], {

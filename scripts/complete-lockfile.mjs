@@ -21,7 +21,10 @@ const entry = (name) => {
 };
 
 if (missing.length > 0) {
-  const lastRollup = Object.keys(packages).filter((key) => key.startsWith('node_modules/@rollup/')).sort().at(-1);
+  const lastRollup = Object.keys(packages)
+    .filter((key) => key.startsWith('node_modules/@rollup/'))
+    .sort()
+    .at(-1);
   const out = {};
   for (const [key, value] of Object.entries(packages)) {
     out[key] = value;

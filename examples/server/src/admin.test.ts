@@ -155,7 +155,10 @@ describe('metrics rendering', () => {
     metrics.record({ method: 'GET', path: '/x', status: 404, latencyMs: 1 });
     metrics.record({ method: 'GET', path: '/y', status: 404, latencyMs: 1 });
     metrics.record({ method: 'POST', path: '/v1/chat/completions', status: 400, code: 'a"b\\c\nd', latencyMs: 20 });
-    const lines = metrics.render(0).split('\n').filter((line) => line.startsWith('tollgate_requests_total{'));
+    const lines = metrics
+      .render(0)
+      .split('\n')
+      .filter((line) => line.startsWith('tollgate_requests_total{'));
     expect(lines).toEqual([
       'tollgate_requests_total{path="other",status="404",code=""} 2',
       'tollgate_requests_total{path="/v1/chat/completions",status="400",code="a\\"b\\\\c\\nd"} 1',
@@ -195,11 +198,22 @@ async function failingUpstream(): Promise<{ url: string; server: Server }> {
       const usage = { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 };
       if (!body.stream) {
         response.writeHead(200, { 'content-type': 'application/json' });
-        return response.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason: 'stop' }], usage }));
+        return response.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 1,
+            model: 'up',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-        response.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`);
+        response.write(
+          `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`,
+        );
       chunk({ role: 'assistant', content: 'Hi' });
       chunk({ content: ' there' });
       if (prompt === 'failmid') {
@@ -219,15 +233,30 @@ describe('logs', () => {
     const upstream = await failingUpstream();
     const dir = dataDir();
     const catalogue = join(dir, 'catalogue.json');
-    writeFileSync(catalogue, JSON.stringify({
-      providers: { up: { kind: 'openai-compatible', baseURL: `${upstream.url}/v1`, apiKeyEnv: 'TOLLGATE_TEST_UPSTREAM_KEY' } },
-      models: [{ id: 'up-chat', type: 'chat', provider: 'up', upstream: 'up', input_modalities: ['text'], context_tokens: 8_000, max_output_tokens: 100,
-        price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 2_000_000, min_hold_micros: 100 } }],
-    }));
+    writeFileSync(
+      catalogue,
+      JSON.stringify({
+        providers: { up: { kind: 'openai-compatible', baseURL: `${upstream.url}/v1`, apiKeyEnv: 'TOLLGATE_TEST_UPSTREAM_KEY' } },
+        models: [
+          {
+            id: 'up-chat',
+            type: 'chat',
+            provider: 'up',
+            upstream: 'up',
+            input_modalities: ['text'],
+            context_tokens: 8_000,
+            max_output_tokens: 100,
+            price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 2_000_000, min_hold_micros: 100 },
+          },
+        ],
+      }),
+    );
     process.env.TOLLGATE_TEST_UPSTREAM_KEY = UPSTREAM_KEY;
     // Everything the process prints while it serves, not only the log function: no secret anywhere.
     const printed: string[] = [];
-    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((name) => vi.spyOn(console, name).mockImplementation((...args: unknown[]) => void printed.push(args.map(String).join(' '))));
+    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((name) =>
+      vi.spyOn(console, name).mockImplementation((...args: unknown[]) => void printed.push(args.map(String).join(' '))),
+    );
     const logs: Record<string, unknown>[] = [];
     try {
       const server = await start({ ADMIN_PORT: '0', TOLLGATE_CATALOGUE: catalogue, TOLLGATE_DATA_DIR: dir }, logs);
@@ -256,7 +285,18 @@ describe('logs', () => {
       // Every line is one JSON object (as written to stdout).
       for (const line of logs) expect(JSON.parse(JSON.stringify(line))).toEqual(line);
       const first = requests[0]!;
-      expect(first).toMatchObject({ level: 'info', method: 'POST', path: '/v1/chat/completions', status: 200, accountId: account, model: 'up-chat', provider: 'up', promptTokens: 7, completionTokens: 2, costMicros: 11 });
+      expect(first).toMatchObject({
+        level: 'info',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        status: 200,
+        accountId: account,
+        model: 'up-chat',
+        provider: 'up',
+        promptTokens: 7,
+        completionTokens: 2,
+        costMicros: 11,
+      });
       expect(first.requestId).toMatch(/^req_/);
       expect(typeof first.latencyMs).toBe('number');
       expect(requests.slice(1, 5).map((line) => [line.status, line.code, line.level])).toEqual(Array(4).fill([502, 'upstream_error', 'error']));

@@ -24,7 +24,13 @@ function file(content: unknown): string {
 
 const CHAT_PRICE = { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 };
 const chatModel = (extra: Record<string, unknown> = {}) => ({
-  id: 'fast', type: 'chat', provider: 'local', upstream: 'gpt-4o-mini', max_output_tokens: 4_096, price: CHAT_PRICE, ...extra,
+  id: 'fast',
+  type: 'chat',
+  provider: 'local',
+  upstream: 'gpt-4o-mini',
+  max_output_tokens: 4_096,
+  price: CHAT_PRICE,
+  ...extra,
 });
 const localProvider = { local: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1' } };
 
@@ -53,11 +59,16 @@ describe('loadCatalogue without a file', () => {
     const catalogue = loadCatalogue(undefined, {});
     expect(catalogue.simulator).toBe(true);
     expect(summary(catalogue)).toEqual([
-      'chat:sim-fast@simulator/free', 'chat:sim-pro@simulator/plus', 'image:sim-image@simulator/free', 'search:sim-search@simulator-search/free',
+      'chat:sim-fast@simulator/free',
+      'chat:sim-pro@simulator/plus',
+      'image:sim-image@simulator/free',
+      'search:sim-search@simulator-search/free',
     ]);
     expect(catalogue.models.map((model) => model.label)).toEqual([
-      'Local simulator: fast (not a real model)', 'Local simulator: pro (not a real model)',
-      'Local simulator: image (not a real model)', 'Local simulator: web search (not a real engine)',
+      'Local simulator: fast (not a real model)',
+      'Local simulator: pro (not a real model)',
+      'Local simulator: image (not a real model)',
+      'Local simulator: web search (not a real engine)',
     ]);
     expect(Object.keys(catalogue.providers)).toEqual(['simulator', 'simulator-search']);
     expect(catalogue.providers.simulator!.kind).toBe('openai-compatible');
@@ -90,7 +101,9 @@ describe('loadCatalogue without a file', () => {
     expect(catalogue.providers.openai!.kind).toBe('openai-compatible');
     expect(summary(catalogue)).toEqual(['chat:gpt-4o-mini@openai/free', 'chat:gpt-4o@openai/plus', 'image:gpt-image-1@openai/plus']);
     expect(catalogue.models[0]).toMatchObject({
-      upstream: 'gpt-4o-mini', max_output_tokens: 16_384, context_tokens: 128_000,
+      upstream: 'gpt-4o-mini',
+      max_output_tokens: 16_384,
+      context_tokens: 128_000,
       price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 },
     });
     expect(catalogue.models[2]!.price).toEqual({ micros_per_image: 42_000, micros_per_reference: 10_000 });
@@ -120,18 +133,32 @@ describe('loadCatalogue without a file', () => {
     const unnamed = loadCatalogue(undefined, { OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1' });
     expect(summary(unnamed)).toEqual(['chat:default@compatible/free']);
     expect(unnamed.models[0]!.price).toEqual({ prompt_micros_per_mtok: 0, completion_micros_per_mtok: 0, min_hold_micros: 100 });
-    const named = loadCatalogue(undefined, { OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_COMPATIBLE_API_KEY: 'k', OPENAI_COMPATIBLE_MODEL: 'qwen' });
+    const named = loadCatalogue(undefined, {
+      OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_COMPATIBLE_API_KEY: 'k',
+      OPENAI_COMPATIBLE_MODEL: 'qwen',
+    });
     expect(summary(named)).toEqual(['chat:qwen@compatible/free']);
     expect(named.models[0]!.upstream).toBe('qwen');
   });
 
   it('all four variables together: every provider, models in a fixed order', () => {
     const catalogue = loadCatalogue(undefined, {
-      OPENAI_API_KEY: 'a', ANTHROPIC_API_KEY: 'b', GEMINI_API_KEY: 'c', OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'a',
+      ANTHROPIC_API_KEY: 'b',
+      GEMINI_API_KEY: 'c',
+      OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
     });
     expect(Object.keys(catalogue.providers)).toEqual(['openai', 'anthropic', 'gemini', 'compatible']);
     expect(catalogue.models.map((model) => model.id)).toEqual([
-      'gpt-4o-mini', 'gpt-4o', 'gpt-image-1', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'gemini-2.5-flash', 'gemini-2.5-pro', 'default',
+      'gpt-4o-mini',
+      'gpt-4o',
+      'gpt-image-1',
+      'claude-sonnet-4-5',
+      'claude-haiku-4-5',
+      'gemini-2.5-flash',
+      'gemini-2.5-pro',
+      'default',
     ]);
     expect(typeof gatewayFor(catalogue).fetch).toBe('function');
   });
@@ -149,7 +176,15 @@ describe('loadCatalogue with a file', () => {
         brave: { kind: 'brave', apiKeyEnv: 'MY_BRAVE_KEY' },
       },
       models: [
-        chatModel({ provider: 'openai', routes: [{ provider: 'local', upstream: 'qwen' }, { provider: 'claude', upstream: 'claude-haiku-4-5' }], retention: 'zdr', plan: 'plus' }),
+        chatModel({
+          provider: 'openai',
+          routes: [
+            { provider: 'local', upstream: 'qwen' },
+            { provider: 'claude', upstream: 'claude-haiku-4-5' },
+          ],
+          retention: 'zdr',
+          plan: 'plus',
+        }),
         { id: 'draw', type: 'image', provider: 'google', upstream: 'gemini-2.5-flash-image', price: { micros_per_image: 39_000, micros_per_reference: 5_000 } },
         { id: 'web', type: 'search', provider: 'brave', routes: [{ provider: 'searx' }], micros_per_call: 5_000 },
       ],
@@ -159,11 +194,18 @@ describe('loadCatalogue with a file', () => {
     const catalogue = loadCatalogue(path, env);
     expect(catalogue.simulator).toBe(false);
     expect(Object.fromEntries(Object.entries(catalogue.providers).map(([name, provider]) => [name, [provider.kind, provider.zeroDataRetention]]))).toEqual({
-      openai: ['openai-compatible', true], local: ['openai-compatible', false], claude: ['anthropic', false],
-      google: ['gemini', false], searx: ['searxng', false], brave: ['brave', false],
+      openai: ['openai-compatible', true],
+      local: ['openai-compatible', false],
+      claude: ['anthropic', false],
+      google: ['gemini', false],
+      searx: ['searxng', false],
+      brave: ['brave', false],
     });
     expect(summary(catalogue)).toEqual(['chat:fast@openai/plus', 'image:draw@google/undefined', 'search:web@brave/undefined']);
-    expect(catalogue.models[0]!.routes).toEqual([{ provider: 'local', upstream: 'qwen' }, { provider: 'claude', upstream: 'claude-haiku-4-5' }]);
+    expect(catalogue.models[0]!.routes).toEqual([
+      { provider: 'local', upstream: 'qwen' },
+      { provider: 'claude', upstream: 'claude-haiku-4-5' },
+    ]);
     expect(catalogue.characters).toEqual(['You are Aria.']);
     expect(typeof gatewayFor(catalogue).fetch).toBe('function');
   });
@@ -199,8 +241,12 @@ describe('loadCatalogue with a file', () => {
     expect(errorOf({ providers: { x: { kind: 'openai', apiKeyEnv: 42 } }, models })).toBe('provider "x": "apiKeyEnv" must name an environment variable');
     expect(errorOf({ providers: { x: { kind: 'openai', apiKeyEnv: 'NOPE_KEY' } }, models })).toBe('provider "x": environment variable NOPE_KEY is not set');
     // An empty variable is as good as unset: it would otherwise start a provider with no key.
-    expect(errorOf({ providers: { x: { kind: 'openai', apiKeyEnv: 'EMPTY_KEY' } }, models }, { EMPTY_KEY: '' })).toBe('provider "x": environment variable EMPTY_KEY is not set');
-    expect(errorOf({ providers: { x: { kind: 'openai', zeroDataRetention: 'true' } }, models })).toBe('provider "x": "zeroDataRetention" must be true or false');
+    expect(errorOf({ providers: { x: { kind: 'openai', apiKeyEnv: 'EMPTY_KEY' } }, models }, { EMPTY_KEY: '' })).toBe(
+      'provider "x": environment variable EMPTY_KEY is not set',
+    );
+    expect(errorOf({ providers: { x: { kind: 'openai', zeroDataRetention: 'true' } }, models })).toBe(
+      'provider "x": "zeroDataRetention" must be true or false',
+    );
     expect(errorOf({ providers: { x: { kind: 'openai', headers: 'org-1' } }, models })).toBe('provider "x": "headers" must be an object of string values');
     expect(errorOf({ providers: { x: { kind: 'openai', headers: { 'x-n': 1 } } }, models })).toBe('provider "x": "headers" must be an object of string values');
   });
@@ -234,7 +280,8 @@ describe('loadCatalogue with a file', () => {
 });
 
 describe('createGateway on a loaded catalogue', () => {
-  const load = (models: unknown[]) => loadCatalogue(file({ providers: { ...localProvider, searx: { kind: 'searxng', baseURL: 'http://127.0.0.1:8888' } }, models }), {});
+  const load = (models: unknown[]) =>
+    loadCatalogue(file({ providers: { ...localProvider, searx: { kind: 'searxng', baseURL: 'http://127.0.0.1:8888' } }, models }), {});
 
   it('rejects bad prices, naming the model and the field', () => {
     expect(() => gatewayFor(load([chatModel({ price: undefined })]))).toThrow(

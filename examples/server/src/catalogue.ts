@@ -71,8 +71,16 @@ function environmentSearch(env: NodeJS.ProcessEnv): { providers: Record<string, 
   const [first, ...others] = Object.keys(providers);
   if (first === undefined) return undefined;
   const model: ModelConfig = {
-    id: 'web-search', type: 'search', provider: first, upstream: 'web-search', owned_by: first, tier: 'anon', label: 'Web search', plan: 'free',
-    included: { from: 'plus', quota: 'web_calls' }, micros_per_call: ENV_SEARCH_MICROS_PER_CALL,
+    id: 'web-search',
+    type: 'search',
+    provider: first,
+    upstream: 'web-search',
+    owned_by: first,
+    tier: 'anon',
+    label: 'Web search',
+    plan: 'free',
+    included: { from: 'plus', quota: 'web_calls' },
+    micros_per_call: ENV_SEARCH_MICROS_PER_CALL,
     ...(others.length > 0 ? { routes: others.map((provider) => ({ provider, upstream: 'web-search' })) } : {}),
   };
   return { providers, model };
@@ -84,9 +92,19 @@ export function simulatorCatalogue(): Catalogue {
   const chat = fakeOpenAI({ reply: simulatorReply, faults: () => ({ kind: 'drip', delayMs: 10 }) });
   const search = fakeSearxng();
   const chatPrice = { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 };
-  const simulatorChat = { type: 'chat' as const, provider: 'simulator', owned_by: 'tollgate-simulator', tier: 'anon', retention: 'zdr',
-    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 4_096, default_output_tokens: 64, compact_at_tokens: 100_000,
-    price: chatPrice };
+  const simulatorChat = {
+    type: 'chat' as const,
+    provider: 'simulator',
+    owned_by: 'tollgate-simulator',
+    tier: 'anon',
+    retention: 'zdr',
+    input_modalities: ['text', 'image'],
+    context_tokens: 128_000,
+    max_output_tokens: 4_096,
+    default_output_tokens: 64,
+    compact_at_tokens: 100_000,
+    price: chatPrice,
+  };
   return {
     simulator: true,
     characters: [],
@@ -96,13 +114,39 @@ export function simulatorCatalogue(): Catalogue {
     },
     models: [
       { ...simulatorChat, id: 'sim-fast', upstream: 'sim-fast', label: 'Local simulator: fast (not a real model)', plan: 'free' },
-      { ...simulatorChat, id: 'sim-pro', upstream: 'sim-pro', label: 'Local simulator: pro (not a real model)', plan: 'plus',
-        price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 4_000_000, min_hold_micros: 500 } },
-      { id: 'sim-image', type: 'image', provider: 'simulator', upstream: 'sim-image', owned_by: 'tollgate-simulator', tier: 'anon',
-        label: 'Local simulator: image (not a real model)', plan: 'free', price: { micros_per_image: 40_000, micros_per_reference: 10_000 },
-        max_reference_images: 4, resolutions: ['1k', '2k'], qualities: ['low', 'medium', 'high'] },
-      { id: 'sim-search', type: 'search', provider: 'simulator-search', owned_by: 'tollgate-simulator', tier: 'anon',
-        label: 'Local simulator: web search (not a real engine)', plan: 'free', included: { from: 'plus', quota: 'web_calls' }, micros_per_call: 5_000 },
+      {
+        ...simulatorChat,
+        id: 'sim-pro',
+        upstream: 'sim-pro',
+        label: 'Local simulator: pro (not a real model)',
+        plan: 'plus',
+        price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 4_000_000, min_hold_micros: 500 },
+      },
+      {
+        id: 'sim-image',
+        type: 'image',
+        provider: 'simulator',
+        upstream: 'sim-image',
+        owned_by: 'tollgate-simulator',
+        tier: 'anon',
+        label: 'Local simulator: image (not a real model)',
+        plan: 'free',
+        price: { micros_per_image: 40_000, micros_per_reference: 10_000 },
+        max_reference_images: 4,
+        resolutions: ['1k', '2k'],
+        qualities: ['low', 'medium', 'high'],
+      },
+      {
+        id: 'sim-search',
+        type: 'search',
+        provider: 'simulator-search',
+        owned_by: 'tollgate-simulator',
+        tier: 'anon',
+        label: 'Local simulator: web search (not a real engine)',
+        plan: 'free',
+        included: { from: 'plus', quota: 'web_calls' },
+        micros_per_call: 5_000,
+      },
     ],
   };
 }
@@ -124,15 +168,35 @@ function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
   const providers: Record<string, Provider> = {};
   const models: ModelConfig[] = [];
   const chat = (id: string, provider: string, prompt: number, completion: number, extra: Partial<ModelConfig> = {}): ModelConfig => ({
-    id, type: 'chat', provider, upstream: id, owned_by: provider, tier: 'anon', label: id, plan: 'free',
-    input_modalities: ['text', 'image'], context_tokens: 128_000, max_output_tokens: 16_384,
-    price: { prompt_micros_per_mtok: prompt, completion_micros_per_mtok: completion, min_hold_micros: 100 }, ...extra,
+    id,
+    type: 'chat',
+    provider,
+    upstream: id,
+    owned_by: provider,
+    tier: 'anon',
+    label: id,
+    plan: 'free',
+    input_modalities: ['text', 'image'],
+    context_tokens: 128_000,
+    max_output_tokens: 16_384,
+    price: { prompt_micros_per_mtok: prompt, completion_micros_per_mtok: completion, min_hold_micros: 100 },
+    ...extra,
   });
   if (env.OPENAI_API_KEY) {
     providers.openai = openaiCompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, fetch: upstreamFetch });
     models.push(chat('gpt-4o-mini', 'openai', 150_000, 600_000), chat('gpt-4o', 'openai', 2_500_000, 10_000_000, { plan: 'plus' }));
-    models.push({ id: 'gpt-image-1', type: 'image', provider: 'openai', owned_by: 'openai', tier: 'anon', label: 'gpt-image-1', plan: 'plus',
-      price: { micros_per_image: 42_000, micros_per_reference: 10_000 }, resolutions: ['1k'], qualities: ['low', 'medium', 'high'] });
+    models.push({
+      id: 'gpt-image-1',
+      type: 'image',
+      provider: 'openai',
+      owned_by: 'openai',
+      tier: 'anon',
+      label: 'gpt-image-1',
+      plan: 'plus',
+      price: { micros_per_image: 42_000, micros_per_reference: 10_000 },
+      resolutions: ['1k'],
+      qualities: ['low', 'medium', 'high'],
+    });
   }
   if (env.ANTHROPIC_API_KEY) {
     providers.anthropic = anthropic({ apiKey: env.ANTHROPIC_API_KEY, fetch: upstreamFetch });
@@ -215,6 +279,7 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     return config;
   });
   const characters = file.characters ?? [];
-  if (!Array.isArray(characters) || characters.some((prompt) => typeof prompt !== 'string' || prompt.length === 0)) fail('"characters" must be an array of non-empty strings');
+  if (!Array.isArray(characters) || characters.some((prompt) => typeof prompt !== 'string' || prompt.length === 0))
+    fail('"characters" must be an array of non-empty strings');
   return { providers, models, characters: characters as string[], simulator: false };
 }

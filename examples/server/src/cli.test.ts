@@ -101,10 +101,21 @@ describe('tollgate CLI', () => {
   it('refuses to serve a catalogue with a malformed price: exit code 2 and the model named', async () => {
     const dir = dataDir();
     const catalogue = join(dir, 'catalogue.json');
-    writeFileSync(catalogue, JSON.stringify({
-      providers: { up: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1' } },
-      models: [{ id: 'cheap', type: 'chat', provider: 'up', max_output_tokens: 10, price: { prompt_micros_per_mtok: 1.5, completion_micros_per_mtok: 1, min_hold_micros: 0 } }],
-    }));
+    writeFileSync(
+      catalogue,
+      JSON.stringify({
+        providers: { up: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1' } },
+        models: [
+          {
+            id: 'cheap',
+            type: 'chat',
+            provider: 'up',
+            max_output_tokens: 10,
+            price: { prompt_micros_per_mtok: 1.5, completion_micros_per_mtok: 1, min_hold_micros: 0 },
+          },
+        ],
+      }),
+    );
     process.env.TOLLGATE_CATALOGUE = catalogue;
     try {
       const result = await cli(dir, 'serve');
@@ -143,16 +154,19 @@ describe('crash safety', () => {
     expect(first.demoKey).toBeDefined();
     const headers = { authorization: `Bearer ${first.demoKey}`, 'content-type': 'application/json' };
     // Three streams left unread: each holds credit and a slot when the process dies.
-    const readers = await Promise.all([0, 1, 2].map(async () => {
-      const response = await fetch(`${first.url}/v1/chat/completions`, {
-        method: 'POST', headers,
-        body: JSON.stringify({ model: 'sim-fast', stream: true, max_tokens: 2000, messages: [{ role: 'user', content: 'Tell me a long story' }] }),
-      });
-      expect(response.status).toBe(200);
-      const reader = response.body!.getReader();
-      await reader.read();
-      return reader;
-    }));
+    const readers = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const response = await fetch(`${first.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model: 'sim-fast', stream: true, max_tokens: 2000, messages: [{ role: 'user', content: 'Tell me a long story' }] }),
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        await reader.read();
+        return reader;
+      }),
+    );
     const marker = JSON.parse(readFileSync(join(dir, 'demo-account.json'), 'utf8')) as { accountId: string };
     const during = await json<{ held: number }>(dir, 'usage', '--account', marker.accountId, '--json');
     expect(during.held).toBeGreaterThan(0);
@@ -162,7 +176,15 @@ describe('crash safety', () => {
 
     const second = await serve(dir, false);
     expect(second.demoKey).toBeUndefined();
-    const usage = await json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(dir, 'usage', '--account', marker.accountId, '--limit', '1000', '--json');
+    const usage = await json<{ balance: number; held: number; available: number; entries: { micros: number }[] }>(
+      dir,
+      'usage',
+      '--account',
+      marker.accountId,
+      '--limit',
+      '1000',
+      '--json',
+    );
     expect(usage.held).toBe(0);
     expect(usage.available).toBe(usage.balance);
     expect(usage.entries.reduce((sum, entry) => sum + entry.micros, 0)).toBe(usage.balance);

@@ -59,7 +59,10 @@ async function serveCommand(config: ReturnType<typeof loadConfig>): Promise<numb
     );
   }
   const stop = () => {
-    running.close().then(() => process.exit(0), () => process.exit(1));
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -105,7 +108,10 @@ async function runAdmin(store: Store, command: string, sub: string | undefined, 
       const micros = creditsToMicros(need('credits'));
       if (!(await store.getAccount(account))) throw new UsageError(`no account ${account}`);
       const balance = await store.addCredits(account, micros, { note: 'cli' });
-      return show({ accountId: account, added: micros, ...balance }, () => `added ${formatMicros(micros)} to ${account}: balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`);
+      return show(
+        { accountId: account, added: micros, ...balance },
+        () => `added ${formatMicros(micros)} to ${account}: balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`,
+      );
     }
     case 'keys create': {
       const account = need('account');
@@ -116,9 +122,18 @@ async function runAdmin(store: Store, command: string, sub: string | undefined, 
     }
     case 'keys list': {
       const keys = await store.listKeys(need('account'));
-      return show(keys, () => table(['id', 'name', 'prefix', 'created', 'revoked'], keys.map((key) => [
-        key.id, key.name, `${key.prefix}…`, new Date(key.createdAt).toISOString(), key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
-      ])));
+      return show(keys, () =>
+        table(
+          ['id', 'name', 'prefix', 'created', 'revoked'],
+          keys.map((key) => [
+            key.id,
+            key.name,
+            `${key.prefix}…`,
+            new Date(key.createdAt).toISOString(),
+            key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
+          ]),
+        ),
+      );
     }
     case 'keys revoke': {
       const id = arg(0, 'KEY_ID');
@@ -131,11 +146,20 @@ async function runAdmin(store: Store, command: string, sub: string | undefined, 
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
       const entries = await store.entries(account, { limit });
       const balance = await store.getBalance(account);
-      return show({ accountId: account, ...balance, entries }, () =>
-        `balance ${formatMicros(balance.balance)}, held ${formatMicros(balance.held)}, available ${formatMicros(balance.available)}\n` +
-        table(['time', 'kind', 'amount', 'request', 'details'], entries.map((entry) => [
-          new Date(entry.createdAt).toISOString(), entry.kind, formatMicros(entry.micros), entry.requestId ?? '', entry.meta ? JSON.stringify(entry.meta) : '',
-        ])),
+      return show(
+        { accountId: account, ...balance, entries },
+        () =>
+          `balance ${formatMicros(balance.balance)}, held ${formatMicros(balance.held)}, available ${formatMicros(balance.available)}\n` +
+          table(
+            ['time', 'kind', 'amount', 'request', 'details'],
+            entries.map((entry) => [
+              new Date(entry.createdAt).toISOString(),
+              entry.kind,
+              formatMicros(entry.micros),
+              entry.requestId ?? '',
+              entry.meta ? JSON.stringify(entry.meta) : '',
+            ]),
+          ),
       );
     }
     default:
@@ -161,7 +185,11 @@ export function formatMicros(micros: number): string {
 
 function table(head: string[], rows: string[][]): string {
   const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 

@@ -39,8 +39,19 @@ export class ConfigError extends Error {
 }
 
 const FILE_KEYS = new Set([
-  'port', 'host', 'adminPort', 'dataDir', 'databaseUrl', 'redisUrl', 'cataloguePath', 'sharedSearchFetchPerMinute',
-  'maxInFlight', 'fetchMicrosPerCall', 'onLimiterError', 'shutdownGraceSeconds', 'holdTtlMs',
+  'port',
+  'host',
+  'adminPort',
+  'dataDir',
+  'databaseUrl',
+  'redisUrl',
+  'cataloguePath',
+  'sharedSearchFetchPerMinute',
+  'maxInFlight',
+  'fetchMicrosPerCall',
+  'onLimiterError',
+  'shutdownGraceSeconds',
+  'holdTtlMs',
 ]);
 
 /**
@@ -98,7 +109,8 @@ export const VERSION = '0.1.0';
 function integer(value: unknown, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const number = typeof value === 'number' ? value : /^-?\d+$/.test(String(value)) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(number) || number < min || number > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${String(value)}"`);
+  if (!Number.isSafeInteger(number) || number < min || number > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${String(value)}"`);
   return number;
 }
 

@@ -17,21 +17,46 @@ type Fake = ReturnType<typeof fakeAnthropic>;
 type Price = { prompt_micros_per_mtok: number; completion_micros_per_mtok: number; min_hold_micros: number };
 
 const KEYS = { anthropic: 'sk-ant-e2e-4b1f', gemini: 'AIza-e2e-77c2', openai: 'sk-compat-e2e-90de' };
-const REPLIES = { anthropic: 'Hello from the fake Claude, over HTTP.', gemini: 'Hello from the fake Gemini, over HTTP.', openai: 'Hello from the fake compatible server.' };
+const REPLIES = {
+  anthropic: 'Hello from the fake Claude, over HTTP.',
+  gemini: 'Hello from the fake Gemini, over HTTP.',
+  openai: 'Hello from the fake compatible server.',
+};
 const THINKING = 'First I weigh the question, then I answer it briefly.'; // 10 words: 10 fake tokens
 const WEATHER: ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 const TOOL_CALLS = [{ name: 'get_weather', arguments: '{"city":"Paris"}' }];
 const CONTEXT = 2_000; // every fake refuses prompts over this many tokens
 
 const price = (prompt: number, completion: number): Price => ({ prompt_micros_per_mtok: prompt, completion_micros_per_mtok: completion, min_hold_micros: 100 });
 const chatModel = (id: string, provider: string, upstream: string, modelPrice: Price, extra: Record<string, unknown> = {}) => ({
-  id, type: 'chat', provider, upstream, owned_by: provider, tier: 'anon', label: id, plan: 'free', input_modalities: ['text', 'image'],
-  context_tokens: 128_000, max_output_tokens: 8_192, default_output_tokens: 1_024, price: modelPrice, ...extra,
+  id,
+  type: 'chat',
+  provider,
+  upstream,
+  owned_by: provider,
+  tier: 'anon',
+  label: id,
+  plan: 'free',
+  input_modalities: ['text', 'image'],
+  context_tokens: 128_000,
+  max_output_tokens: 8_192,
+  default_output_tokens: 1_024,
+  price: modelPrice,
+  ...extra,
 });
-const PRICES = { claude: price(3_000_000, 15_000_000), gemini: price(300_000, 2_500_000), compat: price(200_000, 800_000), resilient: price(1_000_000, 5_000_000) };
+const PRICES = {
+  claude: price(3_000_000, 15_000_000),
+  gemini: price(300_000, 2_500_000),
+  compat: price(200_000, 800_000),
+  resilient: price(1_000_000, 5_000_000),
+};
 
 /** What the server charges for a usage: ceil((prompt x price + completion x price) / 1e6) micros. */
 const costOf = (modelPrice: Price, usage: { prompt_tokens: number; completion_tokens: number }) =>
@@ -43,8 +68,19 @@ const fakes = {
   openai: fakeOpenAI({ apiKey: KEYS.openai, reply: REPLIES.openai, thinking: THINKING, toolCalls: TOOL_CALLS, contextTokens: CONTEXT }),
 };
 const listeners: Partial<Record<keyof typeof fakes, Listening>> = {};
-const ENV_NAMES = ['E2E_ANTHROPIC_KEY', 'E2E_GEMINI_KEY', 'E2E_COMPAT_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY',
-  'OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_API_KEY', 'OPENAI_COMPATIBLE_MODEL', 'SEARXNG_URL', 'BRAVE_API_KEY'];
+const ENV_NAMES = [
+  'E2E_ANTHROPIC_KEY',
+  'E2E_GEMINI_KEY',
+  'E2E_COMPAT_KEY',
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'GEMINI_API_KEY',
+  'OPENAI_COMPATIBLE_BASE_URL',
+  'OPENAI_COMPATIBLE_API_KEY',
+  'OPENAI_COMPATIBLE_MODEL',
+  'SEARXNG_URL',
+  'BRAVE_API_KEY',
+];
 const savedEnv = Object.fromEntries(ENV_NAMES.map((name) => [name, process.env[name]]));
 const dirs: string[] = [];
 
@@ -156,7 +192,8 @@ describe('real provider families through a catalogue file', () => {
       plain = result.usage!;
       const headers = last().headers;
       if (family === 'anthropic') expect([headers['x-api-key'], lastBody().model]).toEqual([KEYS.anthropic, upstream]);
-      if (family === 'gemini') expect([headers['x-goog-api-key'], new URL(last().url).pathname]).toEqual([KEYS.gemini, `/v1beta/models/${upstream}:generateContent`]);
+      if (family === 'gemini')
+        expect([headers['x-goog-api-key'], new URL(last().url).pathname]).toEqual([KEYS.gemini, `/v1beta/models/${upstream}:generateContent`]);
       if (family === 'openai') expect([headers.authorization, lastBody().model]).toEqual([`Bearer ${KEYS.openai}`, upstream]);
     });
 
@@ -195,7 +232,8 @@ describe('real provider families through a catalogue file', () => {
 
     it('round-trips a tool call: assistant tool_calls, then the tool result in the upstream wire format', async () => {
       const first = await charged(server, key, () =>
-        client.chat.completions.create({ model, messages: [{ role: 'user', content: 'What is the weather in Paris?' }], tools: [WEATHER] }));
+        client.chat.completions.create({ model, messages: [{ role: 'user', content: 'What is the weather in Paris?' }], tools: [WEATHER] }),
+      );
       const choice = first.result.choices[0]!;
       expect(choice.finish_reason).toBe('tool_calls');
       const call = choice.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
@@ -226,7 +264,12 @@ describe('real provider families through a catalogue file', () => {
     });
 
     it('streams a tool call whose argument deltas assemble to the arguments', async () => {
-      const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER], stream: true });
+      const stream = await client.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [WEATHER],
+        stream: true,
+      });
       let name = '';
       let args = '';
       let finish: string | null = null;
@@ -241,13 +284,22 @@ describe('real provider families through a catalogue file', () => {
       expect([name, JSON.parse(args), finish]).toEqual(['get_weather', { city: 'Paris' }, 'tool_calls']);
     });
 
-    it('sends an inline image part to the upstream as that family\'s image block', async () => {
+    it("sends an inline image part to the upstream as that family's image block", async () => {
       const png = Buffer.from(await makePng(16, 16, { seed: 3 })).toString('base64');
       const { result, micros } = await charged(server, key, () =>
         client.chat.completions.create({
           model,
-          messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }],
-        }));
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What is in this picture?' },
+                { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+              ],
+            },
+          ],
+        }),
+      );
       expect(result.choices[0]!.message.content).toBe(reply);
       expect(micros).toBe(costOf(modelPrice, result.usage!));
       const parts = family === 'gemini' ? lastBody().contents[0].parts : lastBody().messages[0].content;
@@ -256,9 +308,10 @@ describe('real provider families through a catalogue file', () => {
       if (family === 'openai') expect(parts).toContainEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } });
     });
 
-    it('maps reasoning_effort to the family\'s thinking setting and bills the thinking as completion', async () => {
+    it("maps reasoning_effort to the family's thinking setting and bills the thinking as completion", async () => {
       const { result, micros } = await charged(server, key, () =>
-        client.chat.completions.create({ model, messages: ask, reasoning_effort: 'low', max_completion_tokens: 4_096 }));
+        client.chat.completions.create({ model, messages: ask, reasoning_effort: 'low', max_completion_tokens: 4_096 }),
+      );
       expect(result.choices[0]!.message.content).toBe(reply);
       // The thinking is billed, never shown: 10 more completion tokens than the same answer without it.
       expect(result.usage!.completion_tokens).toBe(plain.completion_tokens + 10);
@@ -278,11 +331,15 @@ describe('real provider families through a catalogue file', () => {
       }
     });
 
-    it('answers the upstream\'s context-length refusal as 400 context_length_exceeded, free of charge', async () => {
+    it("answers the upstream's context-length refusal as 400 context_length_exceeded, free of charge", async () => {
       const requests = fake.requests.length;
       const long = Array.from({ length: CONTEXT + 200 }, (_, index) => `word${index}`).join(' ');
       const { result, micros } = await charged(server, key, () =>
-        client.chat.completions.create({ model, messages: [{ role: 'user', content: long }] }).then(() => undefined, (error: unknown) => error));
+        client.chat.completions.create({ model, messages: [{ role: 'user', content: long }] }).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      );
       expect(result).toBeInstanceOf(OpenAI.BadRequestError);
       const error = result as InstanceType<typeof OpenAI.BadRequestError>;
       expect([error.status, error.code]).toEqual([400, 'context_length_exceeded']);
@@ -292,11 +349,12 @@ describe('real provider families through a catalogue file', () => {
   });
 
   describe('failover: routes [anthropic, gemini]', () => {
-    it('tries gemini when anthropic answers 529 overloaded, and bills the answer at the model\'s price', async () => {
+    it("tries gemini when anthropic answers 529 overloaded, and bills the answer at the model's price", async () => {
       const before = { anthropic: fakes.anthropic.requests.length, gemini: fakes.gemini.requests.length };
       fakes.anthropic.setFaults([{ kind: 'status', status: 529 }]);
       const { result, micros } = await charged(server, server.demoKey!, () =>
-        demo.chat.completions.create({ model: 'resilient', messages: [{ role: 'user', content: 'Are you there?' }] }));
+        demo.chat.completions.create({ model: 'resilient', messages: [{ role: 'user', content: 'Are you there?' }] }),
+      );
       expect(result.model).toBe('resilient');
       expect(result.choices[0]!.message.content).toBe(REPLIES.gemini);
       expect(micros).toBe(costOf(PRICES.resilient, result.usage!));
@@ -309,7 +367,12 @@ describe('real provider families through a catalogue file', () => {
     it('fails over a stream before its first byte', async () => {
       fakes.anthropic.setFaults([{ kind: 'status', status: 529 }]);
       const { result, micros } = await charged(server, server.demoKey!, async () => {
-        const stream = await demo.chat.completions.create({ model: 'resilient', messages: [{ role: 'user', content: 'Still there?' }], stream: true, stream_options: { include_usage: true } });
+        const stream = await demo.chat.completions.create({
+          model: 'resilient',
+          messages: [{ role: 'user', content: 'Still there?' }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
         let text = '';
         let usage: OpenAI.CompletionUsage | undefined;
         for await (const chunk of stream) {
@@ -349,7 +412,9 @@ describe('OPENAI_COMPATIBLE_BASE_URL in the environment (no catalogue)', () => {
   it('serves the one compatible model with the key from the environment, priced 0', async () => {
     const client = new OpenAI({ apiKey: server.demoKey!, baseURL: `${server.url}/v1`, maxRetries: 0 });
     expect((await client.models.list()).data.map((model) => model.id)).toEqual(['qwen-local']);
-    const { result, micros } = await charged(server, server.demoKey!, () => client.chat.completions.create({ model: 'qwen-local', messages: [{ role: 'user', content: 'Hello' }] }));
+    const { result, micros } = await charged(server, server.demoKey!, () =>
+      client.chat.completions.create({ model: 'qwen-local', messages: [{ role: 'user', content: 'Hello' }] }),
+    );
     expect(result.choices[0]!.message.content).toBe(REPLIES.openai);
     expect(micros).toBe(0);
     const upstream = fakes.openai.requests.at(-1)!;

@@ -15,7 +15,10 @@ const FETCH_MICROS = 1_000;
 /** The results the fake index gives for a query, as the gateway returns them. */
 function expectedResults(query: string, count: number) {
   return fakeSearchHits(query, 0, count).map((hit) => ({
-    title: hit.title, url: hit.url, snippet: hit.content, ...(hit.publishedDate ? { published_at: `${hit.publishedDate}Z` } : {}),
+    title: hit.title,
+    url: hit.url,
+    snippet: hit.content,
+    ...(hit.publishedDate ? { published_at: `${hit.publishedDate}Z` } : {}),
   }));
 }
 
@@ -24,11 +27,12 @@ async function start(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-e2e-search-'));
   const config = loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dataDir, TOLLGATE_FETCH_MICROS: String(FETCH_MICROS), ...env });
   const server = await startServer(config, { log: () => {} });
-  const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.demoKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  const post = (path: string, body: unknown) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.demoKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const balance = async () => {
     const found = await server.store.findKey(createHash('sha256').update(server.demoKey!).digest('hex'));
     return server.store.getBalance(found!.account.id);
@@ -57,7 +61,7 @@ describe('reference server: POST /v1/search and POST /v1/fetch over HTTP', () =>
     await page?.close();
   });
 
-  it('searches with the simulator\'s sim-search and the demo key, charged its per-call price exactly', async () => {
+  it("searches with the simulator's sim-search and the demo key, charged its per-call price exactly", async () => {
     const before = await running.balance();
     const response = await running.post('/v1/search', { model: 'sim-search', query: 'tollgate', max_results: 5 });
     expect(response.status).toBe(200);
@@ -76,7 +80,9 @@ describe('reference server: POST /v1/search and POST /v1/fetch over HTTP', () =>
     const response = await running.post('/v1/search', { query: 'q', max_results: 21 });
     expect(response.status).toBe(400);
     expect(response.headers.get('x-request-id')).toBeNull();
-    expect(await response.json()).toEqual({ error: { message: 'max_results must be an integer from 1 to 20.', type: 'invalid_request_error', param: null, code: 'invalid_parameter' } });
+    expect(await response.json()).toEqual({
+      error: { message: 'max_results must be an integer from 1 to 20.', type: 'invalid_request_error', param: null, code: 'invalid_parameter' },
+    });
   });
 
   it('refuses to fetch a 127.0.0.1 page (no loopback allowance) before holding credit, and never reaches it', async () => {
@@ -119,15 +125,31 @@ describe('reference server: search engines from the environment', () => {
       else process.env.SEARXNG_URL = previous;
     }
     try {
-      const models = (await (await fetch(`${running.server.url}/v1/models`, { headers: { authorization: `Bearer ${running.server.demoKey}` } })).json()) as { data: Record<string, unknown>[] };
+      const models = (await (await fetch(`${running.server.url}/v1/models`, { headers: { authorization: `Bearer ${running.server.demoKey}` } })).json()) as {
+        data: Record<string, unknown>[];
+      };
       expect(models.data.map((model) => model.id)).toEqual(['sim-fast', 'sim-pro', 'sim-image', 'web-search', 'sim-search']);
       const record = models.data[3]!;
-      expect(record).toEqual({ id: 'web-search', object: 'model', created: record.created, owned_by: 'searxng', tier: 'anon', type: 'search',
-        label: 'Web search', plan: 'free', included: { from: 'plus', quota: 'web_calls' } });
+      expect(record).toEqual({
+        id: 'web-search',
+        object: 'model',
+        created: record.created,
+        owned_by: 'searxng',
+        tier: 'anon',
+        type: 'search',
+        label: 'Web search',
+        plan: 'free',
+        included: { from: 'plus', quota: 'web_calls' },
+      });
       const before = await running.balance();
       const response = await running.post('/v1/search', { query: 'open source gateway', max_results: 3 });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ object: 'search.results', model: 'web-search', query: 'open source gateway', results: expectedResults('open source gateway', 3) });
+      expect(await response.json()).toEqual({
+        object: 'search.results',
+        model: 'web-search',
+        query: 'open source gateway',
+        results: expectedResults('open source gateway', 3),
+      });
       expect((await running.balance()).balance).toBe(before.balance - ENV_SEARCH_MICROS_PER_CALL);
       expect(upstream.requests).toHaveLength(1);
       const sent = new URL(upstream.requests[0]!.url);
@@ -151,7 +173,10 @@ describe('reference server: search engines from the environment', () => {
     expect(Object.keys(both.providers).sort()).toEqual(['brave', 'searxng', 'simulator', 'simulator-search']);
     expect(both.providers.searxng!.kind).toBe('searxng');
     expect(both.providers.brave!.kind).toBe('brave');
-    expect(both.models.find((model) => model.id === 'web-search')).toMatchObject({ provider: 'searxng', routes: [{ provider: 'brave', upstream: 'web-search' }] });
+    expect(both.models.find((model) => model.id === 'web-search')).toMatchObject({
+      provider: 'searxng',
+      routes: [{ provider: 'brave', upstream: 'web-search' }],
+    });
     const withChat = loadCatalogue(undefined, { OPENAI_API_KEY: 'sk-test', BRAVE_API_KEY: 'brave-key' });
     expect(withChat.simulator).toBe(false);
     expect(withChat.models.map((model) => model.id)).toEqual(['gpt-4o-mini', 'gpt-4o', 'gpt-image-1', 'web-search']);
@@ -161,10 +186,17 @@ describe('reference server: search engines from the environment', () => {
 
   it('keeps the catalogue as it was without search variables (empty ones count as unset), and refuses a bad SEARXNG_URL', () => {
     expect(loadCatalogue(undefined, {}).models.map((model) => model.id)).toEqual(['sim-fast', 'sim-pro', 'sim-image', 'sim-search']);
-    expect(loadCatalogue(undefined, { SEARXNG_URL: '', BRAVE_API_KEY: '' }).models.map((model) => model.id)).toEqual(['sim-fast', 'sim-pro', 'sim-image', 'sim-search']);
+    expect(loadCatalogue(undefined, { SEARXNG_URL: '', BRAVE_API_KEY: '' }).models.map((model) => model.id)).toEqual([
+      'sim-fast',
+      'sim-pro',
+      'sim-image',
+      'sim-search',
+    ]);
     for (const bad of ['searxng.internal:8080', 'ftp://searxng.internal/']) {
       expect(() => loadCatalogue(undefined, { SEARXNG_URL: bad })).toThrow(ConfigError);
-      expect(() => loadCatalogue(undefined, { SEARXNG_URL: bad })).toThrow('SEARXNG_URL must be the http(s) address of a SearXNG instance, e.g. http://127.0.0.1:8888');
+      expect(() => loadCatalogue(undefined, { SEARXNG_URL: bad })).toThrow(
+        'SEARXNG_URL must be the http(s) address of a SearXNG instance, e.g. http://127.0.0.1:8888',
+      );
     }
   });
 });

@@ -34,7 +34,22 @@ describe('reference server, driven by the openai SDK', () => {
     expect(ids).toEqual(['sim-fast', 'sim-pro', 'sim-image', 'sim-search']);
     const fast = page.data[0] as unknown as Record<string, unknown>;
     expect(Object.keys(fast).sort()).toEqual(
-      ['compact_at_tokens', 'context_tokens', 'created', 'id', 'input_modalities', 'label', 'max_output_tokens', 'object', 'owned_by', 'plan', 'price', 'retention', 'tier', 'type'].sort(),
+      [
+        'compact_at_tokens',
+        'context_tokens',
+        'created',
+        'id',
+        'input_modalities',
+        'label',
+        'max_output_tokens',
+        'object',
+        'owned_by',
+        'plan',
+        'price',
+        'retention',
+        'tier',
+        'type',
+      ].sort(),
     );
     expect(fast.label).toContain('simulator');
   });
@@ -96,14 +111,22 @@ describe('reference server, driven by the openai SDK', () => {
 
   it("draws the simulator's images at the requested aspect ratio and resolution", async () => {
     const sizes: number[][] = [];
-    for (const [aspect_ratio, resolution] of [['16:9', '1k'], ['2:3', '1k'], ['3:4', '2k']]) {
+    for (const [aspect_ratio, resolution] of [
+      ['16:9', '1k'],
+      ['2:3', '1k'],
+      ['3:4', '2k'],
+    ]) {
       // Tollgate's own fields go in the body as extra parameters of the SDK call.
       const params = { model: 'sim-image', prompt: 'a lighthouse', aspect_ratio, resolution } as unknown as OpenAI.ImageGenerateParamsNonStreaming;
       const result = await client.images.generate(params);
       const png = Buffer.from(result.data![0]!.b64_json!, 'base64');
       sizes.push([png.readUInt32BE(16), png.readUInt32BE(20)]);
     }
-    expect(sizes).toEqual([[1024, 576], [680, 1024], [1536, 2048]]);
+    expect(sizes).toEqual([
+      [1024, 576],
+      [680, 1024],
+      [1536, 2048],
+    ]);
     const refused = await client.images.generate({ model: 'sim-image', prompt: 'a lighthouse', size: '1024x1024' }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('invalid_parameter');

@@ -26,7 +26,9 @@ const server = http.createServer((request, response) => {
     response.writeHead(204).end();
   } else if (request.url === '/hang') {
     hanging = response;
-    request.socket.on('close', () => { hangingClosed = true; });
+    request.socket.on('close', () => {
+      hangingClosed = true;
+    });
     response.writeHead(200, { 'content-type': 'text/plain' });
     response.write('partial');
   } else {
@@ -55,7 +57,11 @@ describe('nodeTransport + createPageFetcher on a loopback server', () => {
     expect(result).toEqual({
       ok: true,
       page: {
-        object: 'page', url: `${base}/page`, final_url: `${base}/page`, status: 200, title: 'Local test page',
+        object: 'page',
+        url: `${base}/page`,
+        final_url: `${base}/page`,
+        status: 200,
+        title: 'Local test page',
         content_type: 'text/html',
         content: `# Welcome\n\nA [docs link](${base}/docs) and _emphasis_.\n\n## Details\n\nSecond paragraph.`,
         truncated: false,
@@ -67,16 +73,23 @@ describe('nodeTransport + createPageFetcher on a loopback server', () => {
   it('connects to the given address while sending the name as Host', async () => {
     const resolved: string[] = [];
     const fetcher = createPageFetcher({
-      resolve: async (hostname) => { resolved.push(hostname); return ['127.0.0.1']; },
+      resolve: async (hostname) => {
+        resolved.push(hostname);
+        return ['127.0.0.1'];
+      },
       transport: nodeTransport(),
       allowAddress: loopbackOnly,
     });
     const result = await fetcher.fetch({ url: `http://pages.test:${port}/moved`, format: 'text' });
-    expect(result.ok && [result.page.final_url, result.page.title, result.page.content.split('\n')[0]])
-      .toEqual([`http://pages.test:${port}/page`, 'Local test page', 'Welcome']);
+    expect(result.ok && [result.page.final_url, result.page.title, result.page.content.split('\n')[0]]).toEqual([
+      `http://pages.test:${port}/page`,
+      'Local test page',
+      'Welcome',
+    ]);
     expect(resolved).toEqual(['pages.test', 'pages.test']);
     expect(seen.slice(-2).map((request) => [request.url, request.host])).toEqual([
-      ['/moved', `pages.test:${port}`], ['/page', `pages.test:${port}`],
+      ['/moved', `pages.test:${port}`],
+      ['/page', `pages.test:${port}`],
     ]);
   });
 
@@ -119,7 +132,9 @@ describe('nodeTransport + createPageFetcher on a loopback server', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const fetcher = createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport(), allowAddress: loopbackOnly });
     expect(await fetcher.fetch({ url: `http://127.0.0.1:${closedPort}/`, format: 'markdown' })).toEqual({
-      ok: false, code: 'upstream_unavailable', message: 'The page could not be reached.',
+      ok: false,
+      code: 'upstream_unavailable',
+      message: 'The page could not be reached.',
     });
   });
 

@@ -24,7 +24,9 @@ export function nodeResolver(): PageResolver {
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   // The fetcher's byte cap counts decoded bytes, so a compression bomb is cut like any large body.
   if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(zlib.createGunzip());
   if (encoding === 'deflate') return response.pipe(zlib.createInflate());

@@ -68,7 +68,13 @@ async function openStream(server: RunningServer, maxTokens: number) {
   const response = await fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.demoKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sim-fast', stream: true, max_tokens: maxTokens, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Tell me a story' }] }),
+    body: JSON.stringify({
+      model: 'sim-fast',
+      stream: true,
+      max_tokens: maxTokens,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Tell me a story' }],
+    }),
   });
   expect(response.status).toBe(200);
   const reader = response.body!.getReader();
@@ -92,13 +98,15 @@ async function openStream(server: RunningServer, maxTokens: number) {
   return { drain };
 }
 
-
 /**
  * Restarts a server on the last data dir and checks the stopped one left its books settled: no
  * hold for the restart to release, nothing held, charged exactly `cost`, balance = sum of entries.
  */
 async function expectSettledAfterRestart(account: string, balanceBefore: number, cost: number, logs: Record<string, unknown>[]): Promise<void> {
-  const again = await startServer({ ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) }, { log: (line) => logs.push(line), demo: false });
+  const again = await startServer(
+    { ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) },
+    { log: (line) => logs.push(line), demo: false },
+  );
   try {
     expect(logs.some((line) => line.msg === 'released holds of a previous run')).toBe(false);
     const after = await again.store.getBalance(account);
@@ -196,14 +204,19 @@ describe('graceful shutdown, in process', () => {
     const server = await start(5, []);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const body = JSON.stringify({ model: 'sim-fast', max_tokens: 400, messages: [{ role: 'user', content: 'Hi' }] });
-    const call = () => new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-      const outgoing = request(`${server.url}/v1/chat/completions`, { method: 'POST', agent, headers: { authorization: `Bearer ${server.demoKey}`, 'content-type': 'application/json' } }, (response) => {
-        response.resume();
-        response.on('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection }));
+    const call = () =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const outgoing = request(
+          `${server.url}/v1/chat/completions`,
+          { method: 'POST', agent, headers: { authorization: `Bearer ${server.demoKey}`, 'content-type': 'application/json' } },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection }));
+          },
+        );
+        outgoing.on('error', reject);
+        outgoing.end(body);
       });
-      outgoing.on('error', reject);
-      outgoing.end(body);
-    });
     // Before shutdown the connection is kept alive.
     expect(await call()).toEqual({ status: 200, connection: 'keep-alive' });
     const inFlight = call();
@@ -242,7 +255,11 @@ describe('graceful shutdown, as a child process', () => {
       }
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
       expect(await exited).toBe(0);
-      const lines = served.stdout().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = served
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines.at(-1)).toEqual({ level: 'info', msg: 'stopped' });
       const record = lines.find((line) => line.msg === 'request' && line.path === '/v1/chat/completions')!;
       expect([record.status, record.outcome, record.completionTokens]).toEqual([200, 'done', 30]);

@@ -51,30 +51,32 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await store.releaseExpired();
   }
   const metrics = createMetrics();
-  const gateway = configured(() => createGateway({
-    version: config.version,
-    store,
-    limiter,
-    providers: catalogue.providers,
-    models: catalogue.models,
-    characters: catalogue.characters,
-    pageFetcher: createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() }),
-    fetchMicrosPerCall: config.fetchMicrosPerCall,
-    onLimiterError: config.onLimiterError,
-    ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
-    ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
-    ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
-    onSettleError: ({ requestId, accountId, micros, error }) => {
-      log({ level: 'error', msg: 'settlement failed: charge by hand', requestId, accountId, micros, error: (error as Error)?.message });
-    },
-    log: (record: RequestLog) => {
-      metrics.record(record);
-      log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });
-    },
-  }));
+  const gateway = configured(() =>
+    createGateway({
+      version: config.version,
+      store,
+      limiter,
+      providers: catalogue.providers,
+      models: catalogue.models,
+      characters: catalogue.characters,
+      pageFetcher: createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() }),
+      fetchMicrosPerCall: config.fetchMicrosPerCall,
+      onLimiterError: config.onLimiterError,
+      ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
+      ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
+      ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
+      onSettleError: ({ requestId, accountId, micros, error }) => {
+        log({ level: 'error', msg: 'settlement failed: charge by hand', requestId, accountId, micros, error: (error as Error)?.message });
+      },
+      log: (record: RequestLog) => {
+        metrics.record(record);
+        log({ level: record.status >= 500 ? 'error' : 'info', msg: 'request', ...record });
+      },
+    }),
+  );
   const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
 
-  const server = (await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server));
+  const server = await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server);
   const port = (server.address() as AddressInfo).port;
   // Once closing, every reply not yet started says `Connection: close`: a keep-alive client then
   // opens a new connection (refused at once) instead of sending its next request on a socket that
@@ -97,7 +99,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host }) as Server);
     adminUrl = `http://${hostOf(config.host)}:${(admin.address() as AddressInfo).port}`;
   }
-  log({ level: 'info', msg: 'listening', url, admin: adminUrl, simulator: catalogue.simulator, store: config.databaseUrl ? 'postgres' : 'sqlite', limiter: config.redisUrl ? 'redis' : 'memory' });
+  log({
+    level: 'info',
+    msg: 'listening',
+    url,
+    admin: adminUrl,
+    simulator: catalogue.simulator,
+    store: config.databaseUrl ? 'postgres' : 'sqlite',
+    limiter: config.redisUrl ? 'redis' : 'memory',
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {

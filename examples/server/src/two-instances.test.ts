@@ -55,13 +55,21 @@ if (!available && process.env.CI === 'true') {
       [pg, redis, upstream] = await Promise.all([startPostgres(), startRedis(), listen(fake.handle)]);
       const dir = tempDir();
       const catalogue = join(dir, 'catalogue.json');
-      writeFileSync(catalogue, JSON.stringify({
-        providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstream.url}/v1` } },
-        models: [{ id: 'chat', type: 'chat', provider: 'upstream', upstream: 'gpt-4o-mini', plan: 'free', max_output_tokens: 1_000, price: PRICE }],
-      }));
+      writeFileSync(
+        catalogue,
+        JSON.stringify({
+          providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstream.url}/v1` } },
+          models: [{ id: 'chat', type: 'chat', provider: 'upstream', upstream: 'gpt-4o-mini', plan: 'free', max_output_tokens: 1_000, price: PRICE }],
+        }),
+      );
       const env = {
-        PORT: '0', ADMIN_PORT: '0', DATABASE_URL: pg.url, REDIS_URL: redis.url, TOLLGATE_CATALOGUE: catalogue,
-        TOLLGATE_HOLD_TTL_MS: String(HOLD_TTL_MS), TOLLGATE_SHUTDOWN_GRACE: '0',
+        PORT: '0',
+        ADMIN_PORT: '0',
+        DATABASE_URL: pg.url,
+        REDIS_URL: redis.url,
+        TOLLGATE_CATALOGUE: catalogue,
+        TOLLGATE_HOLD_TTL_MS: String(HOLD_TTL_MS),
+        TOLLGATE_SHUTDOWN_GRACE: '0',
       };
       a = await startServer(loadConfig({ ...env, TOLLGATE_DATA_DIR: tempDir() }), { log: () => {}, demo: false });
       b = await serveChild({ ...env, TOLLGATE_DATA_DIR: tempDir() });
@@ -140,10 +148,14 @@ if (!available && process.env.CI === 'true') {
       const before = fake.requests.length;
       const started = Date.now();
       const refused: (string | undefined)[] = [];
-      const pending = Array.from({ length: 14 }, (_, i) => chat(i % 2 === 0 ? a.url : b.url, key).then(codeOf).then((code) => {
-        refused.push(code);
-        return code;
-      }));
+      const pending = Array.from({ length: 14 }, (_, i) =>
+        chat(i % 2 === 0 ? a.url : b.url, key)
+          .then(codeOf)
+          .then((code) => {
+            refused.push(code);
+            return code;
+          }),
+      );
       // Two requests reach the upstream and wait there; every other one is refused at once.
       await expect.poll(() => refused.length, { timeout: 10_000 }).toBe(12);
       const elapsed = Date.now() - started;
@@ -175,7 +187,10 @@ if (!available && process.env.CI === 'true') {
       const statuses = responses.map((response) => response.status).sort();
       expect(statuses).toEqual([200, 200, 200, 200, 402, 402, 402, 402, 402, 402]);
       expect(responses.filter((response) => response.headers.get('x-output-limited') === 'balance')).toHaveLength(1);
-      const limits = fake.requests.slice(before).map((request) => request.body.max_completion_tokens as number).sort((x, y) => x - y);
+      const limits = fake.requests
+        .slice(before)
+        .map((request) => request.body.max_completion_tokens as number)
+        .sort((x, y) => x - y);
       expect(limits).toEqual([460, 1_000, 1_000, 1_000]);
       await Promise.all(responses.map(codeOf));
       expect(await a.store.getBalance(id)).toEqual({ balance: 3_500 - 4 * COST, held: 0, available: 3_500 - 4 * COST });
@@ -187,7 +202,12 @@ if (!available && process.env.CI === 'true') {
       gate.close();
       const before = fake.requests.length;
       // Two requests in flight on B: the free plan's whole in-flight limit.
-      const onB = [chat(b.url, key), chat(b.url, key)].map((p) => p.then(() => 'answered', () => 'dropped'));
+      const onB = [chat(b.url, key), chat(b.url, key)].map((p) =>
+        p.then(
+          () => 'answered',
+          () => 'dropped',
+        ),
+      );
       await expect.poll(() => fake.requests.length - before, { timeout: 10_000 }).toBe(2);
       expect(await a.store.getBalance(id)).toEqual({ balance: 1_000_000, held: 2 * HOLD, available: 1_000_000 - 2 * HOLD });
       expect(await codeOf(await chat(a.url, key))).toBe('concurrency_limit_exceeded');
@@ -270,4 +290,3 @@ function createGate() {
     },
   };
 }
-

@@ -20,10 +20,13 @@ async function serve(handler: (request: IncomingMessage, response: ServerRespons
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(resolve);
-  }));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, sockets };
 }
 
@@ -45,7 +48,10 @@ describe('createUpstreamFetch', () => {
   it('sends method, headers and body and returns status, headers and body', async () => {
     const { url } = await serve(async (request, response) => {
       const body = await readBody(request);
-      response.writeHead(201, 'Made', { 'content-type': 'application/json', 'x-seen': `${request.method} ${request.url} ${request.headers['x-org']} ${request.headers['content-length']}` });
+      response.writeHead(201, 'Made', {
+        'content-type': 'application/json',
+        'x-seen': `${request.method} ${request.url} ${request.headers['x-org']} ${request.headers['content-length']}`,
+      });
       response.end(JSON.stringify({ body }));
     });
     const response = await upstream().fetch(`${url}/v1/echo?q=1`, { method: 'POST', headers: { 'X-Org': 'tollgate' }, body: '{"héllo":1}' });
@@ -168,7 +174,10 @@ describe('createUpstreamFetch', () => {
       response.write('only part', () => response.socket!.destroy());
     });
     const response = await upstream().fetch(`${url}/`);
-    const error = await response.text().then(() => undefined, (caught: unknown) => caught);
+    const error = await response.text().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe('terminated');
   });
@@ -177,12 +186,18 @@ describe('createUpstreamFetch', () => {
     const { url, server } = await serve(() => undefined);
     await new Promise((resolve) => server.close(resolve));
     const { fetch } = upstream();
-    const error = await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' }).then(() => undefined, (caught: unknown) => caught);
+    const error = await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe('fetch failed');
     expect(((error as Error).cause as { code: string }).code).toBe('ECONNREFUSED');
     const provider = openaiCompatible({ baseURL: `${url}/v1`, apiKey: 'k', fetch });
-    const mapped = await provider.chat!(chatRequest, { upstream: 'gpt-4o-mini' }).then(() => undefined, (caught: unknown) => caught);
+    const mapped = await provider.chat!(chatRequest, { upstream: 'gpt-4o-mini' }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(mapped).toBeInstanceOf(ProviderError);
     expect((mapped as ProviderError).code).toBe('upstream_unavailable');
     expect((mapped as ProviderError).accepted).toBe(false);

@@ -40,7 +40,12 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * const provider = openaiCompatible({ baseURL, apiKey, fetch: upstream.fetch });
  */
 export function createUpstreamFetch(options: UpstreamFetchOptions = {}): UpstreamFetch {
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 256, maxFreeSockets: options.maxSockets ?? 256, timeout: options.idleTimeoutMs ?? 4_000 };
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: options.maxSockets ?? 256,
+    maxFreeSockets: options.maxSockets ?? 256,
+    timeout: options.idleTimeoutMs ?? 4_000,
+  };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
 
@@ -187,44 +192,56 @@ function readBody(response: http.IncomingMessage, onOver: () => void): { body: R
   source.on('close', () => {
     if (!ended) fail(new TypeError('terminated'));
   });
-  const body = new ReadableStream({
-    type: 'bytes',
-    start(c) {
-      controller = c;
-    },
-    async pull(c) {
-      for (;;) {
-        if (over) return;
-        const chunk = source.read() as Buffer | null;
-        // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
-        if (chunk !== null) return c.enqueue(new Uint8Array(chunk));
-        if (ended) {
-          finish();
-          return c.close();
+  const body = new ReadableStream(
+    {
+      type: 'bytes',
+      start(c) {
+        controller = c;
+      },
+      async pull(c) {
+        for (;;) {
+          if (over) return;
+          const chunk = source.read() as Buffer | null;
+          // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
+          if (chunk !== null) return c.enqueue(new Uint8Array(chunk));
+          if (ended) {
+            finish();
+            return c.close();
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
         }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
+      },
+      cancel() {
+        finish();
+        // Every byte already arrived (a stream cancelled right after its last event): reading out the
+        // buffered rest ends the reply and hands the connection back to the pool instead of closing it.
+        if (response.complete && source === response) {
+          while (response.read() !== null);
+          return;
+        }
+        source.destroy();
+        response.destroy();
+      },
     },
-    cancel() {
-      finish();
-      // Every byte already arrived (a stream cancelled right after its last event): reading out the
-      // buffered rest ends the reply and hands the connection back to the pool instead of closing it.
-      if (response.complete && source === response) {
-        while (response.read() !== null);
-        return;
-      }
-      source.destroy();
-      response.destroy();
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { body: body as ReadableStream<Uint8Array>, fail };
 }
 
 /** The reply's bytes, decoded when the upstream compressed them (a caller that asked for it). */
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : undefined;
   if (!decoder) return response;
   response.on('error', (error) => decoder.destroy(error));
   return response.pipe(decoder);

@@ -22,9 +22,7 @@ export function chatCostMicros(price: ChatPrice, usage: ChatUsage): number {
     const remainder = total % 1_000_000;
     return (total - remainder) / 1_000_000 + (remainder === 0 ? 0 : 1);
   }
-  const big =
-    BigInt(usage.prompt_tokens) * BigInt(price.prompt_micros_per_mtok) +
-    BigInt(usage.completion_tokens) * BigInt(price.completion_micros_per_mtok);
+  const big = BigInt(usage.prompt_tokens) * BigInt(price.prompt_micros_per_mtok) + BigInt(usage.completion_tokens) * BigInt(price.completion_micros_per_mtok);
   const micros = (big + 999_999n) / 1_000_000n;
   if (micros > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('chat cost exceeds the safe integer range');
   return Number(micros);

@@ -56,7 +56,9 @@ describe('outputLimitForHold', () => {
     fc.assert(
       fc.property(
         fc.record({ prompt_micros_per_mtok: fc.nat(20_000_000), completion_micros_per_mtok: fc.nat(80_000_000), min_hold_micros: fc.nat(50_000) }),
-        fc.nat(2_000_000), fc.nat(5_000_000), fc.integer({ min: 1, max: 200_000 }),
+        fc.nat(2_000_000),
+        fc.nat(5_000_000),
+        fc.integer({ min: 1, max: 200_000 }),
         (p, prompt, held, wanted) => {
           const limit = outputLimitForHold(p, prompt, held, wanted);
           if (limit === 0) return chatHoldMicros(p, prompt, 1) > held;

@@ -11,8 +11,29 @@ const IMAGE = { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA
 describe('promptTokenBound', () => {
   it('counts UTF-8 bytes of text plus 8 per message', () => {
     expect(promptTokenBound(request([{ role: 'user', content: 'hello' }]), model)).toBe(5 + 8);
-    expect(promptTokenBound(request([{ role: 'system', content: 'héllo' }, { role: 'user', content: null }]), model)).toBe(6 + 8 + 8);
-    expect(promptTokenBound(request([{ role: 'user', content: [{ type: 'text', text: '你好' }, { type: 'text', text: 'ab' }] }]), model)).toBe(6 + 2 + 8);
+    expect(
+      promptTokenBound(
+        request([
+          { role: 'system', content: 'héllo' },
+          { role: 'user', content: null },
+        ]),
+        model,
+      ),
+    ).toBe(6 + 8 + 8);
+    expect(
+      promptTokenBound(
+        request([
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: '你好' },
+              { type: 'text', text: 'ab' },
+            ],
+          },
+        ]),
+        model,
+      ),
+    ).toBe(6 + 2 + 8);
   });
 
   it('bounds each image part by the model setting, default 2,048', () => {
@@ -35,9 +56,7 @@ describe('promptTokenBound', () => {
 
   it('counts the strings of other parts such as files', () => {
     const file = { type: 'file', file: { file_data: 'data:application/pdf;base64,QUJD', filename: 'a.pdf' } };
-    expect(promptTokenBound(request([{ role: 'user', content: [file] }]), model)).toBe(
-      4 + 4 + 4 + 9 + 32 + 8 + 5 + 8,
-    );
+    expect(promptTokenBound(request([{ role: 'user', content: [file] }]), model)).toBe(4 + 4 + 4 + 9 + 32 + 8 + 5 + 8);
   });
 
   it('is capped at context_tokens', () => {

@@ -121,7 +121,14 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         time += 10;
         await store.revokeKey(created.id);
         const after = await store.listKeys(account.id);
-        expect(after[0]).toEqual({ id: created.id, name: 'laptop', accountId: account.id, prefix: created.key.slice(0, 11), createdAt: START, revokedAt: START + 15 });
+        expect(after[0]).toEqual({
+          id: created.id,
+          name: 'laptop',
+          accountId: account.id,
+          prefix: created.key.slice(0, 11),
+          createdAt: START,
+          revokedAt: START + 15,
+        });
         expect(after[1]!.revokedAt).toBeUndefined();
         expect((await store.listKeys(other.id)).map((key) => key.name)).toEqual(['theirs']);
         await expect(store.createKey('acc_missing', 'x')).rejects.toThrow();
@@ -169,7 +176,12 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         expect(await store.hold(id, { micros: 601, minimum: 601, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 600 });
         expect(await store.hold(id, { micros: 600, ttlMs: TTL })).toMatchObject({ ok: true, micros: 600 });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 1_000, available: 0 });
-        for (const bad of [{ micros: -1, ttlMs: TTL }, { micros: 1.5, ttlMs: TTL }, { micros: 10, minimum: 11, ttlMs: TTL }, { micros: 10, ttlMs: 0 }]) {
+        for (const bad of [
+          { micros: -1, ttlMs: TTL },
+          { micros: 1.5, ttlMs: TTL },
+          { micros: 10, minimum: 11, ttlMs: TTL },
+          { micros: 10, ttlMs: 0 },
+        ]) {
           await expect(store.hold(id, bad)).rejects.toThrow();
         }
         await expect(store.hold('acc_missing', { micros: 1, ttlMs: TTL })).rejects.toThrow();
@@ -185,7 +197,13 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         expect(await invariant(id)).toEqual({ balance: 880, held: 0, available: 880 });
         const [charge] = await store.entries(id, { limit: 1 });
         expect(charge).toEqual({
-          id: expect.any(String), accountId: id, micros: -120, kind: 'charge', createdAt: START + 7, holdId: hold.holdId, requestId: 'req_a',
+          id: expect.any(String),
+          accountId: id,
+          micros: -120,
+          kind: 'charge',
+          createdAt: START + 7,
+          holdId: hold.holdId,
+          requestId: 'req_a',
           meta: { model: 'fast', prompt_tokens: 3 },
         });
         // A retried settle or a late release never charges again.

@@ -94,9 +94,7 @@ export interface HoldInput {
 }
 
 /** The outcome of a hold: expected refusals are results, not exceptions. */
-export type HoldResult =
-  | { ok: true; holdId: string; micros: number }
-  | { ok: false; code: 'insufficient_balance'; available: number };
+export type HoldResult = { ok: true; holdId: string; micros: number } | { ok: false; code: 'insufficient_balance'; available: number };
 
 /** What a settle charges. */
 export interface SettleInput {

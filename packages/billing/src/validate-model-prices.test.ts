@@ -17,12 +17,20 @@ describe('validateModelPrices', () => {
   });
 
   it('names the model and the field of a malformed price', () => {
-    const bad = (price: Record<string, unknown>, type: 'chat' | 'image' = 'chat') => () =>
-      validateModelPrices([{ id: 'm', type, price: price as never }]);
-    expect(bad({ prompt_micros_per_mtok: 1, completion_micros_per_mtok: 1 })).toThrow('model "m": price.min_hold_micros must be a non-negative safe integer, got undefined');
-    expect(bad({ prompt_micros_per_mtok: 1.5, completion_micros_per_mtok: 1, min_hold_micros: 0 })).toThrow('model "m": price.prompt_micros_per_mtok must be a non-negative safe integer, got 1.5');
+    const bad =
+      (price: Record<string, unknown>, type: 'chat' | 'image' = 'chat') =>
+      () =>
+        validateModelPrices([{ id: 'm', type, price: price as never }]);
+    expect(bad({ prompt_micros_per_mtok: 1, completion_micros_per_mtok: 1 })).toThrow(
+      'model "m": price.min_hold_micros must be a non-negative safe integer, got undefined',
+    );
+    expect(bad({ prompt_micros_per_mtok: 1.5, completion_micros_per_mtok: 1, min_hold_micros: 0 })).toThrow(
+      'model "m": price.prompt_micros_per_mtok must be a non-negative safe integer, got 1.5',
+    );
     expect(bad({ prompt_micros_per_mtok: 1, completion_micros_per_mtok: -1, min_hold_micros: 0 })).toThrow('price.completion_micros_per_mtok');
-    expect(bad({ prompt_micros_per_mtok: '1', completion_micros_per_mtok: 1, min_hold_micros: 0 })).toThrow('price.prompt_micros_per_mtok must be a non-negative safe integer, got "1"');
+    expect(bad({ prompt_micros_per_mtok: '1', completion_micros_per_mtok: 1, min_hold_micros: 0 })).toThrow(
+      'price.prompt_micros_per_mtok must be a non-negative safe integer, got "1"',
+    );
     expect(bad({ prompt_micros_per_mtok: 2 ** 53, completion_micros_per_mtok: 1, min_hold_micros: 0 })).toThrow('price.prompt_micros_per_mtok');
     // An image price on a chat model is missing the chat fields.
     expect(bad({ micros_per_image: 1, micros_per_reference: 1 })).toThrow('price.prompt_micros_per_mtok');

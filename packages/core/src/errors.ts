@@ -1,11 +1,5 @@
 /** The error families of the spec's Errors section. */
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'insufficient_balance'
-  | 'plan'
-  | 'requests'
-  | 'upstream_error'
-  | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'insufficient_balance' | 'plan' | 'requests' | 'upstream_error' | 'server_error';
 
 /**
  * Every error code of the spec's Errors table with its HTTP status and family.
@@ -31,7 +25,7 @@ export const ERROR_CATALOGUE = {
   account_under_18: { status: 403, type: 'invalid_request_error', message: 'The account owner is under 18.' },
   model_requires_plan: { status: 403, type: 'plan', message: 'The model needs a higher plan.' },
   characters_app_only: { status: 403, type: 'invalid_request_error', message: 'Characters are available in the app only.' },
-  model_not_found: { status: 404, type: 'invalid_request_error', message: 'No model of this endpoint\'s type has that name.' },
+  model_not_found: { status: 404, type: 'invalid_request_error', message: "No model of this endpoint's type has that name." },
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request body did not arrive within one minute.' },
   request_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   rate_limit_exceeded: { status: 429, type: 'requests', message: 'The account used its requests per minute.' },
@@ -55,7 +49,7 @@ export interface ErrorRecord {
 
 /** Whether a string is a code of the catalogue. */
 export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
+  return typeof code === 'string' && Object.hasOwn(ERROR_CATALOGUE, code);
 }
 
 /** Builds the error record of a code, with the catalogue's sentence unless a message is given. */

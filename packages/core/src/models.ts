@@ -87,8 +87,21 @@ export interface ModelConfig extends Omit<ModelRecord, 'object' | 'created' | 'o
 
 /** The public fields of a model record, in the spec's order. */
 export const MODEL_RECORD_FIELDS = [
-  'id', 'object', 'created', 'owned_by', 'tier', 'type', 'label', 'plan', 'retention', 'input_modalities',
-  'context_tokens', 'max_output_tokens', 'compact_at_tokens', 'price', 'included',
+  'id',
+  'object',
+  'created',
+  'owned_by',
+  'tier',
+  'type',
+  'label',
+  'plan',
+  'retention',
+  'input_modalities',
+  'context_tokens',
+  'max_output_tokens',
+  'compact_at_tokens',
+  'price',
+  'included',
 ] as const;
 
 /** The public record of a configured model: routing and settings left out. */

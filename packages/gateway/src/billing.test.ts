@@ -15,12 +15,21 @@ import { stepReader } from './test-sse';
  * token, no minimum hold. Its hold rounds each part up; its charge rounds the sum up once.
  */
 const ODD: ModelConfig = {
-  id: 'odd', type: 'chat', provider: 'local', upstream: 'gpt-4o-mini', context_tokens: 100_000, max_output_tokens: 1_000,
+  id: 'odd',
+  type: 'chat',
+  provider: 'local',
+  upstream: 'gpt-4o-mini',
+  context_tokens: 100_000,
+  max_output_tokens: 1_000,
   price: { prompt_micros_per_mtok: 1_500_000, completion_micros_per_mtok: 2_500_000, min_hold_micros: 0 },
 };
 /** A model that costs nothing: it still needs a balance that is not negative (Billing 6). */
 const GRATIS: ModelConfig = {
-  id: 'gratis', type: 'chat', provider: 'local', upstream: 'gpt-4o-mini', max_output_tokens: 100,
+  id: 'gratis',
+  type: 'chat',
+  provider: 'local',
+  upstream: 'gpt-4o-mini',
+  max_output_tokens: 100,
   price: { prompt_micros_per_mtok: 0, completion_micros_per_mtok: 0, min_hold_micros: 0 },
 };
 const MODELS = [...testModels(), ODD, GRATIS];
@@ -140,7 +149,10 @@ describe('Billing 2: the account pays for the tokens the upstream reports', () =
     const [charge, ...more] = await charges(t);
     expect(more).toEqual([]);
     expect(charge).toMatchObject({
-      accountId: t.accountId, micros: -21, kind: 'charge', requestId: response.headers.get('x-request-id'),
+      accountId: t.accountId,
+      micros: -21,
+      kind: 'charge',
+      requestId: response.headers.get('x-request-id'),
       meta: { model: 'odd', prompt_tokens: 2, completion_tokens: 7, outcome: 'done' },
     });
   });
@@ -290,7 +302,10 @@ describe('Billing 6 and 8: a negative balance refuses every metered request, and
       const refused = await t.post(path, body);
       expect(refused.status).toBe(402);
       expectRefusedBeforeStart(refused);
-      expect(((await refused.json()) as { error: { code: string; type: string } }).error).toMatchObject({ code: 'insufficient_balance', type: 'insufficient_balance' });
+      expect(((await refused.json()) as { error: { code: string; type: string } }).error).toMatchObject({
+        code: 'insufficient_balance',
+        type: 'insufficient_balance',
+      });
     }
     expect(upstream.requests).toHaveLength(1);
 
@@ -326,7 +341,14 @@ describe('upstream failures and clients that leave', () => {
   it('charges nothing for a stream whose upstream broke before any content was delivered', async () => {
     // Cut before the first event: no 200 was sent yet, so the client gets the error's own status.
     // Cut after the role chunk (which carries no content): the 200 stream ends with an error event.
-    const t = await open({ fakeOptions: { faults: [{ kind: 'cut', afterChunks: 0 }, { kind: 'cut', afterChunks: 1 }] } });
+    const t = await open({
+      fakeOptions: {
+        faults: [
+          { kind: 'cut', afterChunks: 0 },
+          { kind: 'cut', afterChunks: 1 },
+        ],
+      },
+    });
     const before = await t.post('/v1/chat/completions', chatBody({ stream: true }));
     expect(before.status).toBe(502);
     expect(before.headers.get('x-request-id')).toMatch(/^req_/);
@@ -345,12 +367,14 @@ describe('upstream failures and clients that leave', () => {
     const gate = new Promise<void>((resolve) => (answer = resolve));
     const t = await open({ fakeOptions: { latencyMs: 1, sleep: () => gate } });
     const client = new AbortController();
-    const pending = t.gateway.fetch(new Request('http://gateway.test/v1/chat/completions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(chatBody({ model: 'odd' })),
-      signal: client.signal,
-    }));
+    const pending = t.gateway.fetch(
+      new Request('http://gateway.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(chatBody({ model: 'odd' })),
+        signal: client.signal,
+      }),
+    );
     await expect.poll(() => t.fake.requests.length, { timeout: 5_000 }).toBe(1);
     expect((await t.balance()).held).toBe(29 + 2_500);
     client.abort();

@@ -64,7 +64,7 @@ export async function callRoutes<T>(
 ): Promise<RouteResult<T>> {
   const zdr = model.config.retention === 'zdr';
   const tee = model.config.tier === 'tee';
-  let refusal: ErrorCode | undefined = undefined;
+  let refusal: ErrorCode | undefined;
   let last: { error: GatewayError; route: CatalogueModel['routes'][number] } | undefined;
   for (const route of model.routes) {
     if (zdr && !route.provider.zeroDataRetention) {

@@ -139,51 +139,63 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
   );
 
   async function forward(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
-        for (;;) {
-          let result: ReadableStreamReadResult<ChatCompletionChunk>;
-          waitingOnUpstream = true;
-          since = now();
-          try {
-            const read = pendingRead ?? reader.read();
-            pendingRead = undefined;
-            result = await read;
-          } catch (error) {
-            fail(controller, error instanceof ProviderError ? error.code : 'upstream_error');
-            return;
-          }
-          if (ended) return;
-          if (result.done) {
-            const shown = includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
-            if (shown) {
-              controller.enqueue(encoder.encode(sseData(JSON.stringify({
-                id, object: 'chat.completion.chunk', created: created ?? Math.floor(now() / 1000), model, choices: [], usage: shown, obfuscation: obfuscate(),
-              }))));
-            }
-            controller.enqueue(encoder.encode(SSE_DONE));
-            controller.close();
-            end({ outcome: 'done' });
-            return;
-          }
-          const chunk = result.value;
-          waitingOnUpstream = false;
-          since = now();
-          keepalive.touch();
-          created ??= chunk.created;
-          if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
-          if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
-          for (const choice of chunk.choices) {
-            const delta = (choice.delta ??= {});
-            // Some compatible servers send "" until the end; the spec's value there is null.
-            if ((choice.finish_reason as string) === '') choice.finish_reason = null;
-            if (typeof delta.content === 'string') delivered += delta.content;
-            if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
-          }
-          chunk.id = id;
-          chunk.model = model;
-          chunk.usage = undefined;
-          chunk.obfuscation = obfuscate();
-          controller.enqueue(encoder.encode(sseData(JSON.stringify(chunk))));
-          return;
+    for (;;) {
+      let result: ReadableStreamReadResult<ChatCompletionChunk>;
+      waitingOnUpstream = true;
+      since = now();
+      try {
+        const read = pendingRead ?? reader.read();
+        pendingRead = undefined;
+        result = await read;
+      } catch (error) {
+        fail(controller, error instanceof ProviderError ? error.code : 'upstream_error');
+        return;
+      }
+      if (ended) return;
+      if (result.done) {
+        const shown = includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
+        if (shown) {
+          controller.enqueue(
+            encoder.encode(
+              sseData(
+                JSON.stringify({
+                  id,
+                  object: 'chat.completion.chunk',
+                  created: created ?? Math.floor(now() / 1000),
+                  model,
+                  choices: [],
+                  usage: shown,
+                  obfuscation: obfuscate(),
+                }),
+              ),
+            ),
+          );
         }
+        controller.enqueue(encoder.encode(SSE_DONE));
+        controller.close();
+        end({ outcome: 'done' });
+        return;
+      }
+      const chunk = result.value;
+      waitingOnUpstream = false;
+      since = now();
+      keepalive.touch();
+      created ??= chunk.created;
+      if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
+      if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) continue; // the usage chunk: sent (if asked) just before [DONE]
+      for (const choice of chunk.choices) {
+        const delta = (choice.delta ??= {});
+        // Some compatible servers send "" until the end; the spec's value there is null.
+        if ((choice.finish_reason as string) === '') choice.finish_reason = null;
+        if (typeof delta.content === 'string') delivered += delta.content;
+        if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+      }
+      chunk.id = id;
+      chunk.model = model;
+      chunk.usage = undefined;
+      chunk.obfuscation = obfuscate();
+      controller.enqueue(encoder.encode(sseData(JSON.stringify(chunk))));
+      return;
+    }
   }
 }

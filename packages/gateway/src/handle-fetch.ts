@@ -22,7 +22,13 @@ export async function handleFetch(runtime: Runtime, context: MeteredContext): Pr
 
   const price = runtime.options.fetchMicrosPerCall ?? 0;
   const requestId = newRequestId();
-  const hold = await holdCredits(runtime.store, context.principal, { micros: price, minimum: price, ttlMs: runtime.holdTtlMs, requestId, onSettleError: runtime.options.onSettleError });
+  const hold = await holdCredits(runtime.store, context.principal, {
+    micros: price,
+    minimum: price,
+    ttlMs: runtime.holdTtlMs,
+    requestId,
+    onSettleError: runtime.options.onSettleError,
+  });
   if (!hold) return replies.error('insufficient_balance');
   const started = { requestId, funding: context.principal.funding };
   context.log.requestId = requestId;

@@ -39,15 +39,25 @@ async function appSetup(options: SetupOptions = {}) {
 }
 
 function characterChat(userText: string, extra: Record<string, unknown> = {}) {
-  return chatBody({ messages: [{ role: 'system', content: `${CHARACTER} Never break character.` }, { role: 'user', content: userText }], ...extra });
+  return chatBody({
+    messages: [
+      { role: 'system', content: `${CHARACTER} Never break character.` },
+      { role: 'user', content: userText },
+    ],
+    ...extra,
+  });
 }
 
 describe('401: keys and tokens (spec Authentication 3-4)', () => {
   it('refuses a missing header, a scheme that is not Bearer, and an empty token with invalid_api_key', async () => {
     const t = await setup();
-    const none = await t.gateway.fetch(new Request('http://gateway.test/v1/chat/completions', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody()),
-    }));
+    const none = await t.gateway.fetch(
+      new Request('http://gateway.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(chatBody()),
+      }),
+    );
     await expectRefusal(none, 'invalid_api_key');
     await expectRefusal(await t.post('/v1/chat/completions', chatBody(), { authorization: `Basic ${t.key}` }), 'invalid_api_key');
     await expectRefusal(await t.post('/v1/chat/completions', chatBody(), { authorization: t.key }), 'invalid_api_key');
@@ -82,7 +92,7 @@ describe('401: keys and tokens (spec Authentication 3-4)', () => {
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
-  it('stops a revoked key at the very next request, while the account\'s other key goes on', async () => {
+  it("stops a revoked key at the very next request, while the account's other key goes on", async () => {
     const t = await setup();
     const other = await t.store.createKey(t.accountId, 'other');
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
@@ -106,7 +116,11 @@ describe('401: keys and tokens (spec Authentication 3-4)', () => {
 });
 
 describe('403: account states, plans and characters', () => {
-  for (const [state, code] of [['disabled', 'account_disabled'], ['deleted', 'account_deleted'], ['under_18', 'account_under_18']] as const) {
+  for (const [state, code] of [
+    ['disabled', 'account_disabled'],
+    ['deleted', 'account_deleted'],
+    ['under_18', 'account_under_18'],
+  ] as const) {
     it(`refuses a ${state} account with ${code} on chat and on GET /v1/models, for keys and app users`, async () => {
       const t = await appSetup();
       await t.store.setAccountState(t.accountId, state);
@@ -119,7 +133,7 @@ describe('403: account states, plans and characters', () => {
     });
   }
 
-  it('does not count refused 403s against the plan\'s requests a minute', async () => {
+  it("does not count refused 403s against the plan's requests a minute", async () => {
     const t = await setup();
     await t.store.setAccountState(t.accountId, 'disabled');
     for (let i = 0; i < 10; i++) await expectRefusal(await t.post('/v1/chat/completions', chatBody()), 'account_disabled');
@@ -144,20 +158,39 @@ describe('403: account states, plans and characters', () => {
   it('refuses a keyed chat whose first system message opens with a character prompt', async () => {
     const t = await appSetup();
     await expectRefusal(await t.post('/v1/chat/completions', characterChat('Ahoy')), 'characters_app_only');
-    const parts = chatBody({ messages: [{ role: 'system', content: [{ type: 'text', text: '  You are Nova, a starship AI. Be brief.' }] }, { role: 'user', content: 'hi' }] });
+    const parts = chatBody({
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: '  You are Nova, a starship AI. Be brief.' }] },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     await expectRefusal(await t.post('/v1/chat/completions', parts), 'characters_app_only');
     expect(t.fake.requests).toHaveLength(0);
   });
 
   it('lets keyed chats through when the character prompt is not at the start of the first system message', async () => {
     const t = await appSetup();
-    const quoted = chatBody({ messages: [{ role: 'system', content: `Quote: ${CHARACTER}` }, { role: 'user', content: 'hi' }] });
+    const quoted = chatBody({
+      messages: [
+        { role: 'system', content: `Quote: ${CHARACTER}` },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect((await t.post('/v1/chat/completions', quoted)).status).toBe(200);
-    const second = chatBody({ messages: [
-      { role: 'system', content: 'Be helpful.' }, { role: 'system', content: CHARACTER }, { role: 'user', content: 'hi' },
-    ] });
+    const second = chatBody({
+      messages: [
+        { role: 'system', content: 'Be helpful.' },
+        { role: 'system', content: CHARACTER },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect((await t.post('/v1/chat/completions', second)).status).toBe(200);
-    const prefixOnly = chatBody({ messages: [{ role: 'system', content: CHARACTER.slice(0, 20) }, { role: 'user', content: 'hi' }] });
+    const prefixOnly = chatBody({
+      messages: [
+        { role: 'system', content: CHARACTER.slice(0, 20) },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect((await t.post('/v1/chat/completions', prefixOnly)).status).toBe(200);
   });
 });
@@ -199,9 +232,14 @@ describe('app principals (DESIGN.md §2 authenticate option)', () => {
     await expectRefusal(await t.asApp('app-credits', characterChat('a'.repeat(8_001))), 'message_too_long');
     expect(t.fake.requests).toHaveLength(0);
     expect((await t.asApp('app-included', characterChat('é'.repeat(4_000)))).status).toBe(200);
-    const earlierLong = chatBody({ messages: [
-      { role: 'system', content: CHARACTER }, { role: 'user', content: 'a'.repeat(9_000) }, { role: 'assistant', content: 'Arr.' }, { role: 'user', content: 'short' },
-    ] });
+    const earlierLong = chatBody({
+      messages: [
+        { role: 'system', content: CHARACTER },
+        { role: 'user', content: 'a'.repeat(9_000) },
+        { role: 'assistant', content: 'Arr.' },
+        { role: 'user', content: 'short' },
+      ],
+    });
     expect((await t.asApp('app-included', earlierLong)).status).toBe(200);
     expect((await t.asApp('app-included', chatBody({ messages: [{ role: 'user', content: 'a'.repeat(9_000) }] }))).status).toBe(200);
   });

@@ -15,20 +15,34 @@ const PAINTER = 40_000;
 /** Extra image models: an exact-size upstream, a cheap one taking no references, a plus-only one, a Gemini one. */
 const MODELS: ModelConfig[] = [
   ...testModels(),
-  { id: 'canvas', type: 'image', provider: 'local', upstream: 'flux-dev', price: { micros_per_image: 30_000, micros_per_reference: 0 },
-    max_reference_images: 1, resolutions: ['1k', '2k'] },
+  {
+    id: 'canvas',
+    type: 'image',
+    provider: 'local',
+    upstream: 'flux-dev',
+    price: { micros_per_image: 30_000, micros_per_reference: 0 },
+    max_reference_images: 1,
+    resolutions: ['1k', '2k'],
+  },
   { id: 'sketch', type: 'image', provider: 'local', upstream: 'sketch-1', price: { micros_per_image: 2_000, micros_per_reference: 1_000 } },
   { id: 'muralist', type: 'image', provider: 'local', upstream: 'gpt-image-1', plan: 'plus', price: { micros_per_image: 80_000, micros_per_reference: 0 } },
-  { id: 'nano', type: 'image', provider: 'gem', upstream: 'gemini-2.5-flash-image', price: { micros_per_image: 39_000, micros_per_reference: 1_000 },
-    max_reference_images: 3, resolutions: ['1k', '2k'] },
+  {
+    id: 'nano',
+    type: 'image',
+    provider: 'gem',
+    upstream: 'gemini-2.5-flash-image',
+    price: { micros_per_image: 39_000, micros_per_reference: 1_000 },
+    max_reference_images: 3,
+    resolutions: ['1k', '2k'],
+  },
 ];
 
-const bytes = (...parts: (number[] | string)[]) =>
-  parts.flatMap((part) => (typeof part === 'string' ? [...part].map((char) => char.charCodeAt(0)) : part));
+const bytes = (...parts: (number[] | string)[]) => parts.flatMap((part) => (typeof part === 'string' ? [...part].map((char) => char.charCodeAt(0)) : part));
 const be32 = (value: number) => [value >>> 24, (value >> 16) & 255, (value >> 8) & 255, value & 255];
 const base64 = (values: number[]) => btoa(String.fromCharCode(...values));
 /** A PNG signature and IHDR: all the validator reads. */
-const pngHeader = (width: number, height: number) => base64(bytes([0x89], 'PNG\r\n\x1a\n', be32(13), 'IHDR', be32(width), be32(height), [8, 2, 0, 0, 0], [0, 0, 0, 0]));
+const pngHeader = (width: number, height: number) =>
+  base64(bytes([0x89], 'PNG\r\n\x1a\n', be32(13), 'IHDR', be32(width), be32(height), [8, 2, 0, 0, 0], [0, 0, 0, 0]));
 /** A JPEG start and SOF0 frame header. */
 const jpegHeader = (width: number, height: number) =>
   base64(bytes([0xff, 0xd8, 0xff, 0xc0, 0, 17, 8, height >> 8, height & 255, width >> 8, width & 255, 3], new Array(9).fill(0), [0xff, 0xd9]));
@@ -145,7 +159,12 @@ describe('the request: n, aspect_ratio, resolution, quality, response_format, un
 
   it('defaults the ratio to 1:1, or to the listed ratio nearest the first reference image', async () => {
     const t = await open();
-    const cases: [string[], string][] = [[[], '1024x1024'], [[PNG_16_9], '1024x576'], [[JPEG_3_4], '768x1024'], [[WEBP_2_3], '680x1024']];
+    const cases: [string[], string][] = [
+      [[], '1024x1024'],
+      [[PNG_16_9], '1024x576'],
+      [[JPEG_3_4], '768x1024'],
+      [[WEBP_2_3], '680x1024'],
+    ];
     for (const [references, size] of cases) {
       const response = await image(t, { reference_images: references }, 'canvas');
       expect(response.status).toBe(200);
@@ -160,7 +179,12 @@ describe('the request: n, aspect_ratio, resolution, quality, response_format, un
   it('refuses a first reference whose size cannot be read when no ratio is given', async () => {
     const t = await open();
     const headless = `data:image/png;base64,${base64(bytes([0x89], 'PNG\r\n\x1a\n', [0, 0, 0, 0]))}`;
-    await expectRefused(t, await image(t, { reference_images: [headless] }, 'canvas'), 'invalid_parameter', /^reference_images\[0\] has an image header whose size cannot be read/);
+    await expectRefused(
+      t,
+      await image(t, { reference_images: [headless] }, 'canvas'),
+      'invalid_parameter',
+      /^reference_images\[0\] has an image header whose size cannot be read/,
+    );
     expect((await image(t, { reference_images: [headless], aspect_ratio: '4:3' }, 'canvas')).status).toBe(200);
   });
 
@@ -218,11 +242,31 @@ describe('reference images', () => {
   it('refuses other types, too many, a contradicted type, and any for a model that takes none', async () => {
     const t = await open();
     const jpegAsPng = `data:image/png;base64,${jpegHeader(10, 10)}`;
-    await expectRefused(t, await image(t, { reference_images: [GIF] }), 'invalid_parameter', 'reference_images[0] must be a base64 data URL of a PNG, JPEG or WebP image.');
-    await expectRefused(t, await image(t, { reference_images: [PNG_16_9, jpegAsPng] }), 'invalid_parameter', 'reference_images[1] must be a base64 data URL of a PNG, JPEG or WebP image.');
+    await expectRefused(
+      t,
+      await image(t, { reference_images: [GIF] }),
+      'invalid_parameter',
+      'reference_images[0] must be a base64 data URL of a PNG, JPEG or WebP image.',
+    );
+    await expectRefused(
+      t,
+      await image(t, { reference_images: [PNG_16_9, jpegAsPng] }),
+      'invalid_parameter',
+      'reference_images[1] must be a base64 data URL of a PNG, JPEG or WebP image.',
+    );
     await expectRefused(t, await image(t, { reference_images: ['data:image/png;base64,%%%'] }), 'invalid_parameter', /^reference_images\[0\] must be/);
-    await expectRefused(t, await image(t, { reference_images: [PNG_16_9, PNG_16_9, PNG_16_9] }), 'invalid_parameter', 'reference_images holds 3 images; the model painter takes at most 2.');
-    await expectRefused(t, await image(t, { reference_images: [PNG_16_9] }, 'sketch'), 'invalid_parameter', 'reference_images is not taken by the model sketch.');
+    await expectRefused(
+      t,
+      await image(t, { reference_images: [PNG_16_9, PNG_16_9, PNG_16_9] }),
+      'invalid_parameter',
+      'reference_images holds 3 images; the model painter takes at most 2.',
+    );
+    await expectRefused(
+      t,
+      await image(t, { reference_images: [PNG_16_9] }, 'sketch'),
+      'invalid_parameter',
+      'reference_images is not taken by the model sketch.',
+    );
     await expectRefused(t, await image(t, { reference_images: ['https://example.com/a.png'] }), 'remote_media', /^reference_images\[0\] links a URL/);
     expect(await t.balance()).toEqual({ balance: START, held: 0, available: START });
   });
@@ -239,8 +283,14 @@ describe('the reply', () => {
     const body = (await response.json()) as ImageReply;
     expect(Object.keys(body)).toEqual(['created', 'data']);
     expect(body.created).toBe(1_800_000_000);
-    expect(body.data.map((item) => Object.keys(item))).toEqual([['b64_json', 'mime_type'], ['b64_json', 'mime_type']]);
-    expect(body.data.map((item) => [item.mime_type, ...pngSize(item.b64_json)])).toEqual([['image/png', 1024, 680], ['image/png', 1024, 680]]);
+    expect(body.data.map((item) => Object.keys(item))).toEqual([
+      ['b64_json', 'mime_type'],
+      ['b64_json', 'mime_type'],
+    ]);
+    expect(body.data.map((item) => [item.mime_type, ...pngSize(item.b64_json)])).toEqual([
+      ['image/png', 1024, 680],
+      ['image/png', 1024, 680],
+    ]);
     expect(body.data[0]!.b64_json).not.toBe(body.data[1]!.b64_json);
   });
 
@@ -248,7 +298,10 @@ describe('the reply', () => {
     const jpeg = jpegHeader(8, 8);
     const t = await open({ local: answering({ created: 1, data: [{ b64_json: jpeg, mime_type: 'image/png' }, { b64_json: webpHeader(8, 8) }] }) });
     const body = (await (await image(t, { n: 2 })).json()) as ImageReply;
-    expect(body.data).toEqual([{ b64_json: jpeg, mime_type: 'image/jpeg' }, { b64_json: webpHeader(8, 8), mime_type: 'image/webp' }]);
+    expect(body.data).toEqual([
+      { b64_json: jpeg, mime_type: 'image/jpeg' },
+      { b64_json: webpHeader(8, 8), mime_type: 'image/webp' },
+    ]);
     expect((await t.balance()).balance).toBe(START - 2 * PAINTER);
 
     const junk = await open({ local: answering({ created: 1, data: [{ b64_json: btoa('<html>no</html>') }] }) });
@@ -292,12 +345,14 @@ describe('billing', () => {
     const upstream = heldImages();
     const t = await open({ local: upstream.fetch });
     const controller = new AbortController();
-    const pending = t.gateway.fetch(new Request('http://gateway.test/v1/images/generations', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
-      body: JSON.stringify({ model: 'painter', prompt: 'A lighthouse', n: 2 }),
-      signal: controller.signal,
-    }));
+    const pending = t.gateway.fetch(
+      new Request('http://gateway.test/v1/images/generations', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
+        body: JSON.stringify({ model: 'painter', prompt: 'A lighthouse', n: 2 }),
+        signal: controller.signal,
+      }),
+    );
     await upstream.arrived;
     expect(await t.balance()).toEqual({ balance: START, held: 2 * PAINTER, available: START - 2 * PAINTER });
     controller.abort();
@@ -316,12 +371,14 @@ describe('billing', () => {
       return response;
     };
     const t = await open({ local: leaving });
-    await t.gateway.fetch(new Request('http://gateway.test/v1/images/generations', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
-      body: JSON.stringify({ model: 'painter', prompt: 'A lighthouse' }),
-      signal: controller.signal,
-    }));
+    await t.gateway.fetch(
+      new Request('http://gateway.test/v1/images/generations', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
+        body: JSON.stringify({ model: 'painter', prompt: 'A lighthouse' }),
+        signal: controller.signal,
+      }),
+    );
     expect(upstream.bodies).toHaveLength(1);
     expect(await t.balance()).toEqual({ balance: START, held: 0, available: START });
     expect(t.logs.at(-1)).toMatchObject({ outcome: 'client_gone', costMicros: 0 });
@@ -350,7 +407,12 @@ describe('upstream failures release the hold', () => {
   it.each([
     [{ kind: 'status' as const, status: 429, retryAfter: 7 }, 503, 'upstream_busy', '7'],
     [{ kind: 'status' as const, status: 500 }, 502, 'upstream_error', null],
-    [{ kind: 'status' as const, status: 400, code: 'content_policy_violation', message: 'Your request was rejected by the safety system.' }, 400, 'content_filter', null],
+    [
+      { kind: 'status' as const, status: 400, code: 'content_policy_violation', message: 'Your request was rejected by the safety system.' },
+      400,
+      'content_filter',
+      null,
+    ],
   ])('%j -> %i %s', async (fault, status, code, retryAfter) => {
     const t = await open({ fakeOptions: { faults: [fault] } });
     const response = await image(t, { n: 2 });
@@ -369,7 +431,10 @@ describe('a Gemini image route', () => {
     const response = await image(t, { n: 2, resolution: '2k', reference_images: [JPEG_3_4] }, 'nano');
     expect(response.status).toBe(200);
     const body = (await response.json()) as ImageReply;
-    expect(body.data.map((item) => [item.mime_type, ...pngSize(item.b64_json)])).toEqual([['image/png', 1536, 2048], ['image/png', 1536, 2048]]);
+    expect(body.data.map((item) => [item.mime_type, ...pngSize(item.b64_json)])).toEqual([
+      ['image/png', 1536, 2048],
+      ['image/png', 1536, 2048],
+    ]);
     expect(t.gemini.requests).toHaveLength(2);
     const sent = t.gemini.requests[0]!;
     expect(sent.url).toBe('http://gemini.test/v1beta/models/gemini-2.5-flash-image:generateContent');

@@ -54,7 +54,11 @@ describe('429 rate_limit_exceeded through the endpoint (manual clock)', () => {
     expect(t.fake.requests).toHaveLength(8);
   });
 
-  for (const [plan, burst, intervalMs] of [['plus', 13, 500], ['pro', 61, 100], ['max', 61, 100]] as [Plan, number, number][]) {
+  for (const [plan, burst, intervalMs] of [
+    ['plus', 13, 500],
+    ['pro', 61, 100],
+    ['max', 61, 100],
+  ] as [Plan, number, number][]) {
     it(`${plan}: burst ${burst}, then one request every ${intervalMs} ms`, async () => {
       const t = await limitsSetup({ plan });
       // A body the validator refuses is cheap and still counts: every request counts.
@@ -79,7 +83,8 @@ describe('429 rate_limit_exceeded through the endpoint (manual clock)', () => {
   it('shares one budget among all keys of an account, and its app users', async () => {
     const target = { accountId: '' };
     const t = await limitsSetup({
-      authenticate: async (token): Promise<AppPrincipal | undefined> => (token === 'app-user' ? { accountId: target.accountId, funding: 'included' } : undefined),
+      authenticate: async (token): Promise<AppPrincipal | undefined> =>
+        token === 'app-user' ? { accountId: target.accountId, funding: 'included' } : undefined,
     });
     target.accountId = t.accountId;
     const second = await t.store.createKey(t.accountId, 'second');
@@ -120,7 +125,7 @@ describe('429 rate_limit_exceeded through the endpoint (manual clock)', () => {
 });
 
 describe('429 concurrency_limit_exceeded and slot release', () => {
-  it('refuses a third request while two streams hold the free plan\'s slots, with Retry-After 1', async () => {
+  it("refuses a third request while two streams hold the free plan's slots, with Retry-After 1", async () => {
     const t = await limitsSetup();
     const one = await t.stream();
     const two = await t.stream();
@@ -136,10 +141,11 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     await t.gateway.idle();
   });
 
-  it('shares the in-flight slots among the account\'s keys and its app users', async () => {
+  it("shares the in-flight slots among the account's keys and its app users", async () => {
     const target = { accountId: '' };
     const t = await limitsSetup({
-      authenticate: async (token): Promise<AppPrincipal | undefined> => (token === 'app-user' ? { accountId: target.accountId, funding: 'included' } : undefined),
+      authenticate: async (token): Promise<AppPrincipal | undefined> =>
+        token === 'app-user' ? { accountId: target.accountId, funding: 'included' } : undefined,
     });
     target.accountId = t.accountId;
     const second = await t.store.createKey(t.accountId, 'second');
@@ -194,7 +200,14 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
 
   it('gives the slot back when an adapter breaks its contract on a stream', async () => {
     // An adapter that breaks its contract: the stream it returns is no stream.
-    const broken: Provider = { kind: 'broken', zeroDataRetention: false, chat: async () => { throw new Error('unused'); }, chatStream: async () => ({}) as never };
+    const broken: Provider = {
+      kind: 'broken',
+      zeroDataRetention: false,
+      chat: async () => {
+        throw new Error('unused');
+      },
+      chatStream: async () => ({}) as never,
+    };
     const t = await limitsSetup({ providers: { local: broken }, models: testModels().filter((model) => model.type === 'chat') });
     const response = await t.stream();
     expect(response.status).toBe(502);
@@ -282,7 +295,7 @@ describe('503 server_busy and limiter store failures', () => {
 });
 
 describe('lease extension: long requests keep their slot', () => {
-  it('keeps an open stream\'s slot past many lease TTLs, then frees it and its timer', async () => {
+  it("keeps an open stream's slot past many lease TTLs, then frees it and its timer", async () => {
     const t = await limitsSetup({ holdTtlMs: 30_000, streamIdleTimeoutMs: 3_600_000 });
     const one = await t.stream();
     const two = await t.stream();
@@ -298,7 +311,7 @@ describe('lease extension: long requests keep their slot', () => {
     expect(t.time.pending).toBe(0);
   });
 
-  it('keeps a slow non-streamed call\'s slot too, from admission to reply', async () => {
+  it("keeps a slow non-streamed call's slot too, from admission to reply", async () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const t = await limitsSetup({ holdTtlMs: 30_000, fakeOptions: { latencyMs: 1, sleep: () => gate } });
@@ -312,7 +325,7 @@ describe('lease extension: long requests keep their slot', () => {
     expect(t.time.pending).toBe(0);
   });
 
-  it('lets a crashed holder\'s slot come back after one TTL (no extension without the gateway)', async () => {
+  it("lets a crashed holder's slot come back after one TTL (no extension without the gateway)", async () => {
     const t = await limitsSetup({ holdTtlMs: 30_000, streamIdleTimeoutMs: 3_600_000 });
     await t.stream();
     await t.stream();
@@ -330,14 +343,25 @@ describe('search and fetch limits through their endpoints', () => {
     search: async (request) => [{ title: `About ${request.query}`, url: 'https://example.com/', snippet: 'A page.' }],
   };
   const pageFetcher: PageFetcher = {
-    fetch: async (request) => ({ ok: true, page: {
-      object: 'page', url: request.url, final_url: request.url, status: 200, title: null, content_type: 'text/plain', content: 'hi', truncated: false,
-    } }),
+    fetch: async (request) => ({
+      ok: true,
+      page: {
+        object: 'page',
+        url: request.url,
+        final_url: request.url,
+        status: 200,
+        title: null,
+        content_type: 'text/plain',
+        content: 'hi',
+        truncated: false,
+      },
+    }),
   };
   const searchSetup = (options: SetupOptions = {}) =>
     limitsSetup({ models: [searchModel], providers: { web: searchProvider }, pageFetcher, plan: 'pro', ...options });
   const search = (t: Awaited<ReturnType<typeof searchSetup>>, headers: Record<string, string> = {}) => t.post('/v1/search', { query: 'tollgate' }, headers);
-  const fetchPage = (t: Awaited<ReturnType<typeof searchSetup>>, headers: Record<string, string> = {}) => t.post('/v1/fetch', { url: 'https://example.com/' }, headers);
+  const fetchPage = (t: Awaited<ReturnType<typeof searchSetup>>, headers: Record<string, string> = {}) =>
+    t.post('/v1/fetch', { url: 'https://example.com/' }, headers);
 
   it('limits search and fetch to 30 a minute each (burst 4, Retry-After 2), refusals consuming nothing', async () => {
     const t = await searchSetup();

@@ -18,7 +18,13 @@ function validBody(): Record<string, unknown> {
     messages: [
       { role: 'system', content: 'Be brief.' },
       { role: 'developer', content: [{ type: 'text', text: 'Answer in English.' }] },
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: PNG, detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image_url', image_url: { url: PNG, detail: 'low' } },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [call] },
       { role: 'tool', content: 'found', tool_call_id: 'call_1' },
       { role: 'user', content: 'Thanks' },
@@ -51,17 +57,61 @@ function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
 
 const PATHS = pathsOf(validBody());
 
-type Mutation =
-  | { kind: 'set'; at: number; value: unknown }
-  | { kind: 'delete'; at: number }
-  | { kind: 'add'; at: number; key: string; value: unknown };
+type Mutation = { kind: 'set'; at: number; value: unknown } | { kind: 'delete'; at: number } | { kind: 'add'; at: number; key: string; value: unknown };
 
-const fieldNames = fc.constantFrom('model', 'messages', 'role', 'content', 'type', 'text', 'url', 'image_url', 'file', 'file_data', 'tool_calls',
-  'tool_call_id', 'name', 'function', 'max_tokens', 'stream', 'video_url', 'n', '__proto__', 'constructor');
+const fieldNames = fc.constantFrom(
+  'model',
+  'messages',
+  'role',
+  'content',
+  'type',
+  'text',
+  'url',
+  'image_url',
+  'file',
+  'file_data',
+  'tool_calls',
+  'tool_call_id',
+  'name',
+  'function',
+  'max_tokens',
+  'stream',
+  'video_url',
+  'n',
+  '__proto__',
+  'constructor',
+);
 const values = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom('system', 'user', 'assistant', 'tool', 'robot', 'text', 'image_url', 'video_url', 'file', 'function', 'auto', 'none', 'high',
-    'xhigh', 'https://example.com/a.png', PNG, 'data:', '', 0, -1, 1.5, 4096, 2 ** 53, null, true, [], {}),
+  fc.constantFrom(
+    'system',
+    'user',
+    'assistant',
+    'tool',
+    'robot',
+    'text',
+    'image_url',
+    'video_url',
+    'file',
+    'function',
+    'auto',
+    'none',
+    'high',
+    'xhigh',
+    'https://example.com/a.png',
+    PNG,
+    'data:',
+    '',
+    0,
+    -1,
+    1.5,
+    4096,
+    2 ** 53,
+    null,
+    true,
+    [],
+    {},
+  ),
 );
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('set' as const), at: fc.nat(PATHS.length - 1), value: values }),
@@ -142,7 +192,10 @@ describe('fuzz through gateway.fetch', () => {
     const splice = fc.record({
       at: fc.nat(text.length),
       remove: fc.nat(6),
-      insert: fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('"', '{', '}', '[', ']', ',', ':', '\\', '\\u', '"a":1,', '"model":"fast",', '\u0000', '\ud800')),
+      insert: fc.oneof(
+        fc.string({ maxLength: 4 }),
+        fc.constantFrom('"', '{', '}', '[', ']', ',', ':', '\\', '\\u', '"a":1,', '"model":"fast",', '\u0000', '\ud800'),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(splice, { minLength: 1, maxLength: 3 }), async (edits) => {

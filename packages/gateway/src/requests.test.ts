@@ -11,8 +11,14 @@ const VERSION = 'tollgate/test';
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** A chat model that reads text only, so part types and remote media can be told apart. */
-const TEXT_ONLY = { id: 'texty', type: 'chat' as const, provider: 'local', upstream: 'gpt-4o-mini', max_output_tokens: 1_000,
-  price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 2_000_000, min_hold_micros: 50 } };
+const TEXT_ONLY = {
+  id: 'texty',
+  type: 'chat' as const,
+  provider: 'local',
+  upstream: 'gpt-4o-mini',
+  max_output_tokens: 1_000,
+  price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 2_000_000, min_hold_micros: 50 },
+};
 
 async function gatewayWithTextModel(): Promise<TestGateway> {
   return setup({ models: [...testModels(), TEXT_ONLY] });
@@ -105,9 +111,13 @@ describe('invalid_request_body', () => {
     const t = await setup();
     const bytes = new TextEncoder().encode('{"model":"fast","messages":[{"role":"user","content":"\u00e9"}]}');
     const bad = bytes.map((byte) => (byte === 0xc3 ? 0xff : byte));
-    const response = await t.gateway.fetch(new Request('http://gateway.test/v1/chat/completions', {
-      method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: bad,
-    }));
+    const response = await t.gateway.fetch(
+      new Request('http://gateway.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}` },
+        body: bad,
+      }),
+    );
     await expectRefused(t, response, 'invalid_request_body');
   });
 });
@@ -118,8 +128,11 @@ describe('invalid_parameter', () => {
     ['a role', { messages: [{ role: 'robot', content: 'a' }] }, /^messages\[0\]\.role must be one of system, developer, user, assistant, tool/],
     ['tool_choice', { tool_choice: 'sometimes' }, /^tool_choice must be one of auto, none, required/],
     ['tool_choice.type', { tool_choice: { type: 'web', function: { name: 'f' } } }, /^tool_choice\.type/],
-    ['image detail', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: PNG, detail: 'ultra' } }] }] },
-      /^messages\[0\]\.content\[0\]\.image_url\.detail/],
+    [
+      'image detail',
+      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: PNG, detail: 'ultra' } }] }] },
+      /^messages\[0\]\.content\[0\]\.image_url\.detail/,
+    ],
   ])('refuses a chat value the endpoint does not take, naming the field: %s', async (_, extra, message) => {
     const t = await setup();
     await expectRefused(t, await chat(t, chatBody(extra)), 'invalid_parameter', message);
@@ -156,7 +169,10 @@ describe('duplicate_json_key', () => {
 
   it('takes the same key in sibling objects', async () => {
     const t = await setup();
-    const response = await chat(t, '{"model":"fast","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}');
+    const response = await chat(
+      t,
+      '{"model":"fast","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}',
+    );
     expect(response.status).toBe(200);
   });
 });
@@ -218,12 +234,26 @@ describe('invalid_output_limit', () => {
 describe('invalid_request', () => {
   it.each([
     ['a tool of another type', { tools: [{ type: 'web_search' }] }, /tools\[0\]/],
-    ['a file part with another member', { messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,AA==', file_id: 'f-1' } }] }] },
-      /file may carry only file_data and filename, not file_id/],
-    ['a part type the model does not read', { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AA==' } }] }] },
-      /messages\[0\]\.content\[0\] is a video_url part, which the model fast does not read/],
-    ['a malformed tool call', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'f' } }] }] },
-      /messages\[1\]\.tool_calls\[0\]/],
+    [
+      'a file part with another member',
+      { messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,AA==', file_id: 'f-1' } }] }] },
+      /file may carry only file_data and filename, not file_id/,
+    ],
+    [
+      'a part type the model does not read',
+      { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AA==' } }] }] },
+      /messages\[0\]\.content\[0\] is a video_url part, which the model fast does not read/,
+    ],
+    [
+      'a malformed tool call',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'f' } }] },
+        ],
+      },
+      /messages\[1\]\.tool_calls\[0\]/,
+    ],
   ])('refuses %s', async (_, extra, message) => {
     const t = await setup();
     await expectRefused(t, await chat(t, chatBody(extra)), 'invalid_request', message);
@@ -237,7 +267,18 @@ describe('invalid_request', () => {
 });
 
 describe('remote_media', () => {
-  const linked = (url: string) => chatBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url } }] }] });
+  const linked = (url: string) =>
+    chatBody({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url } },
+          ],
+        },
+      ],
+    });
 
   it('refuses an https image URL, and takes a data: URL', async () => {
     const t = await setup();
@@ -264,7 +305,10 @@ describe('errors from the upstream, after the request started', () => {
   async function expectStartedError(t: TestGateway, response: Response, code: ErrorCode) {
     const body = (await response.json()) as ErrorBody;
     expect({ status: response.status, code: body.error.code, type: body.error.type, param: body.error.param }).toEqual({
-      status: 400, code, type: 'invalid_request_error', param: null,
+      status: 400,
+      code,
+      type: 'invalid_request_error',
+      param: null,
     });
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
     expect(response.headers.get('x-funding')).toBe('credits');
@@ -342,11 +386,14 @@ describe('request_timeout', () => {
     const { stream, state } = stalledBody('{"model":"fast","messages":[');
     const reply = t.gateway.fetch(streamedRequest(t, stream));
     // The body deadline is scheduled on the injected timers, a minute from the request's start.
-    const deadline = await vi.waitFor(() => {
-      const found = [...pending].find((timer) => timer.ms === 60_000);
-      if (!found) throw new Error('no body deadline scheduled');
-      return found;
-    }, { timeout: 5_000, interval: 2 });
+    const deadline = await vi.waitFor(
+      () => {
+        const found = [...pending].find((timer) => timer.ms === 60_000);
+        if (!found) throw new Error('no body deadline scheduled');
+        return found;
+      },
+      { timeout: 5_000, interval: 2 },
+    );
     t.clock.advance(60_000);
     deadline.fn();
     await expectRefused(t, await reply, 'request_timeout');
@@ -376,14 +423,17 @@ describe('request_timeout', () => {
     const t = await setup({ timers });
     const text = JSON.stringify(chatBody());
     let step = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (step++ === 0) {
-          controller.enqueue(new TextEncoder().encode(text));
-          t.clock.advance(60_001); // the client took over a minute; the timer never fired
-        } else controller.close();
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (step++ === 0) {
+            controller.enqueue(new TextEncoder().encode(text));
+            t.clock.advance(60_001); // the client took over a minute; the timer never fired
+          } else controller.close();
+        },
       },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     await expectRefused(t, await t.gateway.fetch(streamedRequest(t, stream)), 'request_timeout');
   });
 });
@@ -392,12 +442,15 @@ describe('request_too_large', () => {
   it('refuses a Content-Length over 32 MiB without reading the body', async () => {
     const t = await setup();
     let pulls = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulls++;
-        controller.enqueue(new Uint8Array(1024));
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulls++;
+          controller.enqueue(new Uint8Array(1024));
+        },
       },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     const response = await t.gateway.fetch(streamedRequest(t, stream, { 'content-length': String(32 * 1024 * 1024 + 1) }));
     await expectRefused(t, response, 'request_too_large');
     expect(pulls).toBe(0);
@@ -408,15 +461,18 @@ describe('request_too_large', () => {
     const chunk = new Uint8Array(1024 * 1024).fill(0x20);
     let pulls = 0;
     let cancelled = false;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulls++;
-        controller.enqueue(chunk);
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulls++;
+          controller.enqueue(chunk);
+        },
+        cancel() {
+          cancelled = true;
+        },
       },
-      cancel() {
-        cancelled = true;
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     await expectRefused(t, await t.gateway.fetch(streamedRequest(t, stream)), 'request_too_large');
     expect(pulls).toBe(33);
     expect(cancelled).toBe(true);
@@ -427,9 +483,13 @@ describe('request_too_large', () => {
     const head = JSON.stringify(chatBody());
     const bytes = new Uint8Array(32 * 1024 * 1024).fill(0x20);
     bytes.set(new TextEncoder().encode(head));
-    const response = await t.gateway.fetch(new Request('http://gateway.test/v1/chat/completions', {
-      method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: bytes,
-    }));
+    const response = await t.gateway.fetch(
+      new Request('http://gateway.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}` },
+        body: bytes,
+      }),
+    );
     expect(response.status).toBe(200);
   });
 });
@@ -489,8 +549,19 @@ describe('what reaches the upstream', () => {
 
   it('drops unlisted chat fields silently', async () => {
     const sent = await upstreamBody({
-      temperature: 0.2, top_p: 0.9, n: 3, stop: ['x'], seed: 7, response_format: { type: 'json_object' }, logprobs: true,
-      user: 'someone', metadata: { a: 'b' }, store: true, frequency_penalty: 1, logit_bias: { 1: 2 }, service_tier: 'flex',
+      temperature: 0.2,
+      top_p: 0.9,
+      n: 3,
+      stop: ['x'],
+      seed: 7,
+      response_format: { type: 'json_object' },
+      logprobs: true,
+      user: 'someone',
+      metadata: { a: 'b' },
+      store: true,
+      frequency_penalty: 1,
+      logit_bias: { 1: 2 },
+      service_tier: 'flex',
     });
     expect(sent).toEqual({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }], stream: false, max_completion_tokens: 500 });
   });
@@ -504,7 +575,7 @@ describe('what reaches the upstream', () => {
     expect(sent.parallel_tool_calls).toBe(false);
   });
 
-  it('keeps only each role\'s fields and drops name', async () => {
+  it("keeps only each role's fields and drops name", async () => {
     const call = { id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
     const sent = await upstreamBody({
       messages: [

@@ -14,12 +14,29 @@ const SECRETS = { a: 'sk-route-A-SECRET-1111', b: 'sk-route-B-SECRET-2222', clau
 const START = 10_000_000;
 
 const PAIR: ModelConfig = {
-  id: 'pair', type: 'chat', label: 'Pair', owned_by: 'example', max_output_tokens: 1_000, default_output_tokens: 500, price: CHAT_PRICE,
-  routes: [{ provider: 'a', upstream: 'gpt-a' }, { provider: 'b', upstream: 'gpt-b' }],
+  id: 'pair',
+  type: 'chat',
+  label: 'Pair',
+  owned_by: 'example',
+  max_output_tokens: 1_000,
+  default_output_tokens: 500,
+  price: CHAT_PRICE,
+  routes: [
+    { provider: 'a', upstream: 'gpt-a' },
+    { provider: 'b', upstream: 'gpt-b' },
+  ],
 };
 const MIXED: ModelConfig = {
-  id: 'mixed', type: 'chat', owned_by: 'example', max_output_tokens: 1_000, default_output_tokens: 500, price: CHAT_PRICE,
-  routes: [{ provider: 'claude', upstream: 'claude-sonnet-4-5' }, { provider: 'gem', upstream: 'gemini-2.5-flash' }],
+  id: 'mixed',
+  type: 'chat',
+  owned_by: 'example',
+  max_output_tokens: 1_000,
+  default_output_tokens: 500,
+  price: CHAT_PRICE,
+  routes: [
+    { provider: 'claude', upstream: 'claude-sonnet-4-5' },
+    { provider: 'gem', upstream: 'gemini-2.5-flash' },
+  ],
 };
 
 interface Routed extends TestGateway {
@@ -132,7 +149,10 @@ describe('failover before the upstream accepted the request', () => {
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const { data } = await readEvents(response);
     expect(data.at(-1)).toBe('[DONE]');
-    const content = data.slice(0, -1).map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '').join('');
+    const content = data
+      .slice(0, -1)
+      .map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '')
+      .join('');
     expect(content).toBe('Served by B');
     expect(t.a.requests).toHaveLength(1);
     expect(t.b.requests).toHaveLength(1);
@@ -140,7 +160,12 @@ describe('failover before the upstream accepted the request', () => {
   });
 
   it('fails over from an overloaded Anthropic route (529) to a Gemini route, whole and streamed', async () => {
-    const t = await routed({ claude: [{ kind: 'status', status: 529 }, { kind: 'status', status: 529 }] });
+    const t = await routed({
+      claude: [
+        { kind: 'status', status: 529 },
+        { kind: 'status', status: 529 },
+      ],
+    });
     const whole = await t.post('/v1/chat/completions', chatBody({ model: 'mixed' }));
     expect(whole.status).toBe(200);
     const body = JSON.parse(await text(whole));
@@ -150,7 +175,12 @@ describe('failover before the upstream accepted the request', () => {
     expect(streamed.status).toBe(200);
     const { data } = await readEvents(streamed);
     expect(data.at(-1)).toBe('[DONE]');
-    expect(data.slice(0, -1).map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '').join('')).toBe('Served by Gemini');
+    expect(
+      data
+        .slice(0, -1)
+        .map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '')
+        .join(''),
+    ).toBe('Served by Gemini');
     expect(t.claude.requests).toHaveLength(2);
     expect(t.gem.requests).toHaveLength(2);
     expect(t.gem.requests[0]!.url).toContain('/models/gemini-2.5-flash:generateContent');
@@ -166,7 +196,12 @@ describe('failover before the upstream accepted the request', () => {
     const t = await routed();
     const response = await t.post('/v1/chat/completions', chatBody({ model: 'mixed', stream: true }));
     const { data } = await readEvents(response);
-    expect(data.slice(0, -1).map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '').join('')).toBe('Served by Claude');
+    expect(
+      data
+        .slice(0, -1)
+        .map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '')
+        .join(''),
+    ).toBe('Served by Claude');
     expect(t.claude.requests[0]!.headers['x-api-key']).toBe(SECRETS.claude);
     expect(t.gem.requests).toHaveLength(0);
   });
@@ -214,7 +249,10 @@ describe('no failover once the upstream may have accepted the request', () => {
     const { data } = await readEvents(response);
     expect(data).not.toContain('[DONE]');
     expect(JSON.parse(data.at(-1)!)).toEqual({ error: { message: expect.any(String), type: 'upstream_error', param: null, code: 'upstream_error' } });
-    const delivered = data.slice(0, -1).map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '').join('');
+    const delivered = data
+      .slice(0, -1)
+      .map((event) => JSON.parse(event).choices[0]?.delta?.content ?? '')
+      .join('');
     expect(delivered.length).toBeGreaterThan(0);
     expect('Served by A'.startsWith(delivered)).toBe(true);
     expect(t.a.requests).toHaveLength(1);
@@ -238,7 +276,7 @@ describe('no failover once the upstream may have accepted the request', () => {
 });
 
 describe('every route refused', () => {
-  it('answers the last route\'s 503 upstream_busy with the Retry-After that upstream sent', async () => {
+  it("answers the last route's 503 upstream_busy with the Retry-After that upstream sent", async () => {
     const t = await routed({ a: [{ kind: 'status', status: 429, retryAfter: 7 }], b: [{ kind: 'status', status: 429, retryAfter: 3 }] });
     const response = await t.chat();
     expect(response.headers.get('retry-after')).toBe('3');
@@ -248,7 +286,7 @@ describe('every route refused', () => {
     await expectNothingCharged(t);
   });
 
-  it('answers 503 upstream_busy with the last (Gemini) route\'s Retry-After when a streamed mixed model finds both busy', async () => {
+  it("answers 503 upstream_busy with the last (Gemini) route's Retry-After when a streamed mixed model finds both busy", async () => {
     const t = await routed({ claude: [{ kind: 'status', status: 529 }], gem: [{ kind: 'status', status: 429, retryAfter: 9 }] });
     const response = await t.post('/v1/chat/completions', chatBody({ model: 'mixed', stream: true }));
     expect(response.headers.get('retry-after')).toBe('9');
@@ -274,8 +312,10 @@ describe('routing stays private', () => {
     const body = await text(response);
     const models = JSON.parse(body).data as Record<string, unknown>[];
     expect(models.map((model) => model.id)).toEqual(['pair', 'mixed']);
-    for (const model of models) expect(Object.keys(model).sort()).toEqual(['created', 'id', 'label', 'max_output_tokens', 'object', 'owned_by', 'plan', 'price', 'tier', 'type']);
+    for (const model of models)
+      expect(Object.keys(model).sort()).toEqual(['created', 'id', 'label', 'max_output_tokens', 'object', 'owned_by', 'plan', 'price', 'tier', 'type']);
     expect(models.map((model) => model.owned_by)).toEqual(['example', 'example']);
-    for (const hidden of ['routes', 'provider', 'upstream', 'gpt-a', 'gpt-b', 'claude-sonnet', 'gemini-2.5', 'default_output_tokens']) expect(body).not.toContain(hidden);
+    for (const hidden of ['routes', 'provider', 'upstream', 'gpt-a', 'gpt-b', 'claude-sonnet', 'gemini-2.5', 'default_output_tokens'])
+      expect(body).not.toContain(hidden);
   });
 });

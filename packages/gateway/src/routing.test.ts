@@ -29,12 +29,28 @@ describe('routing and the model list', () => {
     expect(body.object).toBe('list');
     expect(body.data.map((model) => model.id)).toEqual(['fast', 'smart', 'painter']);
     expect(body.data[0]).toEqual({
-      id: 'fast', object: 'model', created: Math.floor(t.clock.now() / 1000), owned_by: 'test', tier: 'anon', type: 'chat', label: 'Fast', plan: 'free',
-      input_modalities: ['text', 'image'], context_tokens: 100_000, max_output_tokens: 1_000,
+      id: 'fast',
+      object: 'model',
+      created: Math.floor(t.clock.now() / 1000),
+      owned_by: 'test',
+      tier: 'anon',
+      type: 'chat',
+      label: 'Fast',
+      plan: 'free',
+      input_modalities: ['text', 'image'],
+      context_tokens: 100_000,
+      max_output_tokens: 1_000,
       price: { prompt_micros_per_mtok: 1_000_000, completion_micros_per_mtok: 2_000_000, min_hold_micros: 50 },
     });
     expect(body.data[2]).toEqual({
-      id: 'painter', object: 'model', created: Math.floor(t.clock.now() / 1000), owned_by: 'local', tier: 'anon', type: 'image', label: 'painter', plan: 'free',
+      id: 'painter',
+      object: 'model',
+      created: Math.floor(t.clock.now() / 1000),
+      owned_by: 'local',
+      tier: 'anon',
+      type: 'image',
+      label: 'painter',
+      plan: 'free',
       price: { micros_per_image: 40_000, micros_per_reference: 5_000 },
     });
     const text = JSON.stringify(body);
@@ -49,8 +65,19 @@ describe('routing and the model list', () => {
   });
 
   it('refuses configuration errors at start, never per request', async () => {
-    await expect(setup({ models: [{ id: 'x', type: 'chat', provider: 'nowhere', max_output_tokens: 10, price: { prompt_micros_per_mtok: 1, completion_micros_per_mtok: 1, min_hold_micros: 0 } }] }))
-      .rejects.toThrow(/provider "nowhere" is not configured/);
+    await expect(
+      setup({
+        models: [
+          {
+            id: 'x',
+            type: 'chat',
+            provider: 'nowhere',
+            max_output_tokens: 10,
+            price: { prompt_micros_per_mtok: 1, completion_micros_per_mtok: 1, min_hold_micros: 0 },
+          },
+        ],
+      }),
+    ).rejects.toThrow(/provider "nowhere" is not configured/);
     await expect(setup({ models: [{ id: 'x', type: 'chat', provider: 'local', max_output_tokens: 10 }] })).rejects.toThrow(/x/);
     await expect(setup({ fetchMicrosPerCall: 1.5 })).rejects.toThrow(/fetchMicrosPerCall must be a non-negative whole number/);
     await expect(setup({ fetchMicrosPerCall: -1 })).rejects.toThrow(/fetchMicrosPerCall/);

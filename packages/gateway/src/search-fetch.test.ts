@@ -40,11 +40,12 @@ function pageWorld(extra: Partial<PageFetcherOptions> = {}) {
     'rebind.example': [PUBLIC, '192.168.1.10'],
   };
   const pages: Record<string, () => Response> = {
-    'https://example.com/article': () => new Response(
-      '<html><head><title>An article</title><script>steal()</script></head><body><nav>menu</nav>' +
-        '<main><h1>Hello</h1><p>Some <strong>bold</strong> text and <a href="/next">a link</a>.</p></main></body></html>',
-      { headers: { 'content-type': 'text/html; charset=utf-8' } },
-    ),
+    'https://example.com/article': () =>
+      new Response(
+        '<html><head><title>An article</title><script>steal()</script></head><body><nav>menu</nav>' +
+          '<main><h1>Hello</h1><p>Some <strong>bold</strong> text and <a href="/next">a link</a>.</p></main></body></html>',
+        { headers: { 'content-type': 'text/html; charset=utf-8' } },
+      ),
     'https://example.com/to-private': () => new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } }),
     'https://example.com/to-internal': () => new Response(null, { status: 301, headers: { location: 'http://internal.example/admin' } }),
   };
@@ -93,7 +94,10 @@ async function world(options: SetupOptions & { searxGate?: ReturnType<typeof gat
     ...rest,
   });
   return {
-    ...t, searx, braveUpstream, pages,
+    ...t,
+    searx,
+    braveUpstream,
+    pages,
     search: (body, headers) => t.post('/v1/search', body, headers),
     fetchPage: (body, headers) => t.post('/v1/fetch', body, headers),
   };
@@ -140,7 +144,9 @@ describe('POST /v1/search through gateway.fetch', () => {
       model: 'web',
       query: 'tollgate gateway',
       results: hits.map((hit) => ({
-        title: hit.title, url: hit.url, snippet: hit.content,
+        title: hit.title,
+        url: hit.url,
+        snippet: hit.content,
         ...(hit.publishedDate ? { published_at: `${hit.publishedDate}Z` } : {}),
       })),
     });
@@ -255,7 +261,7 @@ describe('POST /v1/search through gateway.fetch', () => {
     expect((await t.balance()).balance).toBe(1_000_000 - 4 * PRICE - 3 * FETCH_PRICE);
   });
 
-  it('counts searches and fetches in the plan\'s requests a minute', async () => {
+  it("counts searches and fetches in the plan's requests a minute", async () => {
     const run = async (plan: Plan) => {
       const t = await world({ plan });
       for (let i = 0; i < 4; i++) expect((await t.fetchPage({ url: 'https://example.com/article' })).status).toBe(200);
@@ -290,15 +296,23 @@ describe('a client that leaves', () => {
     const limiter = memoryLimiter();
     const stalled = gate();
     let transported = 0;
-    const { fetcher } = pageWorld({ transport: async (request) => {
-      transported++;
-      await Promise.race([stalled.wait(), new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)))]);
-      return new Response('late', { headers: { 'content-type': 'text/plain' } });
-    } });
+    const { fetcher } = pageWorld({
+      transport: async (request) => {
+        transported++;
+        await Promise.race([stalled.wait(), new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)))]);
+        return new Response('late', { headers: { 'content-type': 'text/plain' } });
+      },
+    });
     const t = await world({ searxGate, limiter, pageFetcher: fetcher });
-    const send = (path: string, body: unknown, signal: AbortSignal) => t.gateway.fetch(new Request(`http://gateway.test${path}`, {
-      method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: JSON.stringify(body), signal,
-    }));
+    const send = (path: string, body: unknown, signal: AbortSignal) =>
+      t.gateway.fetch(
+        new Request(`http://gateway.test${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.key}` },
+          body: JSON.stringify(body),
+          signal,
+        }),
+      );
     const leaving = new AbortController();
     const search = send('/v1/search', { query: 'q' }, leaving.signal);
     const page = send('/v1/fetch', { url: 'https://example.com/article' }, leaving.signal);
@@ -388,7 +402,10 @@ describe('POST /v1/fetch through gateway.fetch', () => {
   ])('refuses %s with 400 invalid_parameter naming url, never connecting to it, charging nothing', async (_name, url, afterDns) => {
     const t = await world();
     const response = await t.fetchPage({ url });
-    await expectError(response, 'invalid_parameter', { message: afterDns && url.includes('/to-') ? `url redirected to an address that is refused: ${NOT_PUBLIC}` : NOT_PUBLIC, started: afterDns });
+    await expectError(response, 'invalid_parameter', {
+      message: afterDns && url.includes('/to-') ? `url redirected to an address that is refused: ${NOT_PUBLIC}` : NOT_PUBLIC,
+      started: afterDns,
+    });
     // The only connections ever made went to the checked public address.
     for (const connection of t.pages.connections) expect(connection.address).toBe(PUBLIC);
     expect(t.pages.connections).toHaveLength(url.includes('/to-') ? 1 : 0);
@@ -399,10 +416,20 @@ describe('POST /v1/fetch through gateway.fetch', () => {
 
   it('maps a page that cannot be reached to 502 upstream_unavailable, and a throwing fetcher to 502 upstream_error, releasing the hold', async () => {
     const t = await world();
-    await expectError(await t.fetchPage({ url: 'https://example.com/missing' }), 'upstream_unavailable', { started: true, message: 'The page could not be reached.' });
-    await expectError(await t.fetchPage({ url: 'https://unknown.example/' }), 'upstream_unavailable', { started: true, message: 'The host of url could not be resolved.' });
+    await expectError(await t.fetchPage({ url: 'https://example.com/missing' }), 'upstream_unavailable', {
+      started: true,
+      message: 'The page could not be reached.',
+    });
+    await expectError(await t.fetchPage({ url: 'https://unknown.example/' }), 'upstream_unavailable', {
+      started: true,
+      message: 'The host of url could not be resolved.',
+    });
     await expectUncharged(t);
-    const throwing: PageFetcher = { fetch: async () => { throw new Error('bug'); } };
+    const throwing: PageFetcher = {
+      fetch: async () => {
+        throw new Error('bug');
+      },
+    };
     const broken = await world({ pageFetcher: throwing });
     await expectError(await broken.fetchPage({ url: 'https://example.com/' }), 'upstream_error', { started: true, message: 'The page could not be fetched.' });
     await expectUncharged(broken);
@@ -425,7 +452,7 @@ describe('POST /v1/fetch through gateway.fetch', () => {
     await expectUncharged(t);
   });
 
-  it('counts fetches in the account\'s fetch limit (30 a minute, burst 4)', async () => {
+  it("counts fetches in the account's fetch limit (30 a minute, burst 4)", async () => {
     const limiter = memoryLimiter();
     const t = await world({ plan: 'pro', limiter });
     for (let i = 0; i < 4; i++) expect((await t.fetchPage({ url: 'https://example.com/article' })).status).toBe(200);
@@ -441,9 +468,11 @@ describe('POST /v1/fetch of a real local page (test-only loopback allowance)', (
     server = await listen(async (request) => {
       const path = new URL(request.url).pathname;
       if (path === '/redirect') return new Response(null, { status: 302, headers: { location: '/page' } });
-      return new Response('<!doctype html><html><head><title>Local page</title><style>p{}</style></head>' +
-        '<body><article><h2>Served locally</h2><ul><li>one</li><li>two</li></ul></article></body></html>',
-      { headers: { 'content-type': 'text/html; charset=utf-8' } });
+      return new Response(
+        '<!doctype html><html><head><title>Local page</title><style>p{}</style></head>' +
+          '<body><article><h2>Served locally</h2><ul><li>one</li><li>two</li></ul></article></body></html>',
+        { headers: { 'content-type': 'text/html; charset=utf-8' } },
+      );
     });
   });
   afterAll(() => server?.close());
@@ -455,8 +484,11 @@ describe('POST /v1/fetch of a real local page (test-only loopback allowance)', (
       // A web-standard transport: connect to the checked address, send the URL's Host.
       transport: (request) => {
         addresses.push(request.address);
-        return fetch(`http://${request.address}:${request.url.port}${request.url.pathname}${request.url.search}`,
-          { headers: request.headers, signal: request.signal, redirect: 'manual' });
+        return fetch(`http://${request.address}:${request.url.port}${request.url.pathname}${request.url.search}`, {
+          headers: request.headers,
+          signal: request.signal,
+          redirect: 'manual',
+        });
       },
       allowAddress: (address) => address === '127.0.0.1',
     });

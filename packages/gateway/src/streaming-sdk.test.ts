@@ -125,7 +125,11 @@ describe('the SDK raises APIError on the error event', () => {
     ['a dropped upstream', { kind: 'cut', afterChunks: 3 }, 'upstream_error'],
     ['a malformed upstream event', { kind: 'malformed', afterChunks: 3 }, 'upstream_error'],
     ['an upstream error event', { kind: 'error-event', afterChunks: 3 }, 'upstream_error'],
-    ['an upstream context-length error event', { kind: 'error-event', afterChunks: 3, status: 400, code: 'context_length_exceeded' }, 'context_length_exceeded'],
+    [
+      'an upstream context-length error event',
+      { kind: 'error-event', afterChunks: 3, status: 400, code: 'context_length_exceeded' },
+      'context_length_exceeded',
+    ],
   ] as const;
   for (const [what, fault, code] of cases) {
     it(`after ${what}, with the record's message, type and code, and the request id`, async () => {

@@ -162,7 +162,9 @@ function expectChunks(data: string[], includeUsage: boolean, upstreamIds: string
 
 /** The `id`s and the usage chunk the upstream sent in a recorded body. */
 function upstreamSent(tapped: Tapped) {
-  const payloads = parseEvents(tapped.text).data.filter((payload) => payload !== '[DONE]').map((payload) => JSON.parse(payload) as Chunk);
+  const payloads = parseEvents(tapped.text)
+    .data.filter((payload) => payload !== '[DONE]')
+    .map((payload) => JSON.parse(payload) as Chunk);
   return { ids: [...new Set(payloads.map((chunk) => chunk.id))], usage: payloads.find((chunk) => chunk.choices.length === 0)?.usage };
 }
 
@@ -192,8 +194,13 @@ describe('every chunk of a stream', () => {
     const sent = upstreamSent(s.upstream[0]!);
     const { usageChunk, text } = expectChunks(data, true, sent.ids);
     // The spec's Usage fields, as the upstream reported them (vendor extras such as audio_tokens dropped).
-    const reported = sent.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number;
-      prompt_tokens_details: { cached_tokens: number }; completion_tokens_details: { reasoning_tokens: number } };
+    const reported = sent.usage as {
+      prompt_tokens: number;
+      completion_tokens: number;
+      total_tokens: number;
+      prompt_tokens_details: { cached_tokens: number };
+      completion_tokens_details: { reasoning_tokens: number };
+    };
     expect(usageChunk!.usage).toEqual({
       prompt_tokens: reported.prompt_tokens,
       completion_tokens: reported.completion_tokens,
@@ -282,7 +289,11 @@ describe('an upstream that fails after the first event', () => {
     ['drops the connection', { fakeOptions: { faults: [{ kind: 'cut', afterChunks: 3 }] } }, 'upstream_error'],
     ['sends a malformed event', { fakeOptions: { faults: [{ kind: 'malformed', afterChunks: 3 }] } }, 'upstream_error'],
     ['sends an error event', { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3 }] } }, 'upstream_error'],
-    ['sends a context-length error event', { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3, status: 400, code: 'context_length_exceeded' }] } }, 'context_length_exceeded'],
+    [
+      'sends a context-length error event',
+      { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3, status: 400, code: 'context_length_exceeded' }] } },
+      'context_length_exceeded',
+    ],
     ['ends without [DONE]', { fakeOptions: { faults: [{ kind: 'truncate', afterChunks: 3 }] } }, 'upstream_error'],
   ];
   for (const [what, options, code] of cases) {
@@ -293,7 +304,10 @@ describe('an upstream that fails after the first event', () => {
       expect(data).toHaveLength(4);
       expect(data).not.toContain('[DONE]');
       expect(JSON.parse(data[3]!)).toEqual(errorRecord(code));
-      const delivered = data.slice(0, 3).map((payload) => (JSON.parse(payload) as Chunk).choices[0]!.delta.content ?? '').join('');
+      const delivered = data
+        .slice(0, 3)
+        .map((payload) => (JSON.parse(payload) as Chunk).choices[0]!.delta.content ?? '')
+        .join('');
       expect(delivered).toBe('Hello! This');
       const [charge] = await charges(s);
       expect(charge!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens('Hello! This'), outcome: 'upstream_failed' });
@@ -482,8 +496,13 @@ describe('a slow upstream', () => {
 
 describe('createChatStream over an upstream that reports no usage', () => {
   const chunk = (content: string | undefined, finish: 'stop' | null = null): ChatCompletionChunk =>
-    ({ id: 'up-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'up-model',
-      choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }] }) as ChatCompletionChunk;
+    ({
+      id: 'up-1',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'up-model',
+      choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }],
+    }) as ChatCompletionChunk;
   const run = async (includeUsage: boolean, usageFallback?: (text: string) => { prompt_tokens: number; completion_tokens: number; total_tokens: number }) => {
     const clock = manualClock();
     const time = manualTimers(clock);
@@ -491,8 +510,15 @@ describe('createChatStream over an upstream that reports no usage', () => {
     const ends: StreamSummary[] = [];
     const body = createChatStream({
       upstream: new ReadableStream<ChatCompletionChunk>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }, { highWaterMark: 0 }),
-      id: 'chatcmpl-ours', model: 'fast', includeUsage, obfuscate: () => 'x'.repeat(16), keepaliveMs: 25_000, idleTimeoutMs: 60_000,
-      timers: time.timers, now: clock.now, onEnd: (summary) => ends.push(summary),
+      id: 'chatcmpl-ours',
+      model: 'fast',
+      includeUsage,
+      obfuscate: () => 'x'.repeat(16),
+      keepaliveMs: 25_000,
+      idleTimeoutMs: 60_000,
+      timers: time.timers,
+      now: clock.now,
+      onEnd: (summary) => ends.push(summary),
       ...(usageFallback ? { usageFallback } : {}),
     });
     const { data } = parseEvents(await new Response(body).text());
@@ -505,8 +531,13 @@ describe('createChatStream over an upstream that reports no usage', () => {
     const data = await run(true, (text) => ({ prompt_tokens: 5, completion_tokens: text.length, total_tokens: 5 + text.length }));
     expect(data).toHaveLength(5);
     expect(JSON.parse(data[3]!)).toEqual({
-      id: 'chatcmpl-ours', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'fast', choices: [],
-      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 }, obfuscation: 'x'.repeat(16),
+      id: 'chatcmpl-ours',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'fast',
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 },
+      obfuscation: 'x'.repeat(16),
     });
     expect(data[4]).toBe('[DONE]');
   });
@@ -529,7 +560,10 @@ describe('createChatStream over an upstream that reports no usage', () => {
 async function answered(s: StreamGateway, request: Promise<Response>, stepMs: number): Promise<Response> {
   const before = s.fake.requests.length;
   let response: Response | undefined;
-  void request.then((answer) => (response = answer), () => {});
+  void request.then(
+    (answer) => (response = answer),
+    () => {},
+  );
   const deadline = Date.now() + 5_000;
   while (response === undefined && s.fake.requests.length === before && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
   expect(response !== undefined || s.fake.requests.length > before).toBe(true);

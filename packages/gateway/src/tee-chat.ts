@@ -98,49 +98,55 @@ function teePassThrough(
     closed = true;
     timers.clearTimeout(timer);
   };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      const watch = () => {
-        if (closed) return;
-        const idle = now() - since;
-        if (idle < idleTimeoutMs) {
-          timer = timers.setTimeout(watch, idleTimeoutMs - idle);
-          return;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const watch = () => {
+          if (closed) return;
+          const idle = now() - since;
+          if (idle < idleTimeoutMs) {
+            timer = timers.setTimeout(watch, idleTimeoutMs - idle);
+            return;
+          }
+          const how = waitingOnUpstream ? 'stalled' : 'client_gone';
+          close();
+          controller.close();
+          // Cancel the source first: the provider aborts the upstream and settles its usage promise.
+          void reader
+            .cancel()
+            .catch(() => undefined)
+            .then(() => end(how));
+        };
+        timer = timers.setTimeout(watch, idleTimeoutMs);
+      },
+      async pull(controller) {
+        waitingOnUpstream = true;
+        since = now();
+        let read: ReadableStreamReadResult<Uint8Array>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          if (closed) return;
+          close();
+          end('cut');
+          return controller.error(error);
         }
-        const how = waitingOnUpstream ? 'stalled' : 'client_gone';
+        if (closed) return; // stopped by the idle rule while this read was pending
+        waitingOnUpstream = false;
+        since = now();
+        if (read.done) {
+          close();
+          end('done');
+          return controller.close();
+        }
+        controller.enqueue(read.value);
+      },
+      async cancel(reason) {
         close();
-        controller.close();
-        // Cancel the source first: the provider aborts the upstream and settles its usage promise.
-        void reader.cancel().catch(() => undefined).then(() => end(how));
-      };
-      timer = timers.setTimeout(watch, idleTimeoutMs);
+        await reader.cancel(reason).catch(() => undefined);
+        end('client_gone');
+      },
     },
-    async pull(controller) {
-      waitingOnUpstream = true;
-      since = now();
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        if (closed) return;
-        close();
-        end('cut');
-        return controller.error(error);
-      }
-      if (closed) return; // stopped by the idle rule while this read was pending
-      waitingOnUpstream = false;
-      since = now();
-      if (read.done) {
-        close();
-        end('done');
-        return controller.close();
-      }
-      controller.enqueue(read.value);
-    },
-    async cancel(reason) {
-      close();
-      await reader.cancel(reason).catch(() => undefined);
-      end('client_gone');
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }

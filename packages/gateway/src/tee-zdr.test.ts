@@ -22,9 +22,25 @@ const earlyStopCost = (text: string) => PROMPT_ESTIMATE_COST + Math.ceil(text.le
 
 const base = { type: 'chat', max_output_tokens: 1_000, default_output_tokens: 500, price: CHAT_PRICE } as const;
 const VAULT: ModelConfig = { ...base, id: 'vault', tier: 'tee', provider: 'enclave', upstream: 'gpt-4o-mini' };
-const VAULT2: ModelConfig = { ...base, id: 'vault2', tier: 'tee', routes: [{ provider: 'enclave', upstream: 'gpt-4o-mini' }, { provider: 'enclave2', upstream: 'gpt-4o' }] };
+const VAULT2: ModelConfig = {
+  ...base,
+  id: 'vault2',
+  tier: 'tee',
+  routes: [
+    { provider: 'enclave', upstream: 'gpt-4o-mini' },
+    { provider: 'enclave2', upstream: 'gpt-4o' },
+  ],
+};
 const SECRETIVE: ModelConfig = { ...base, id: 'secretive', retention: 'zdr', provider: 'plain', upstream: 'gpt-4o-mini' };
-const CAREFUL: ModelConfig = { ...base, id: 'careful', retention: 'zdr', routes: [{ provider: 'plain', upstream: 'gpt-4o-mini' }, { provider: 'zdr', upstream: 'gpt-4o' }] };
+const CAREFUL: ModelConfig = {
+  ...base,
+  id: 'careful',
+  retention: 'zdr',
+  routes: [
+    { provider: 'plain', upstream: 'gpt-4o-mini' },
+    { provider: 'zdr', upstream: 'gpt-4o' },
+  ],
+};
 
 /** Wraps a fake's fetch so the test keeps the exact bytes each upstream reply sent. */
 function recording(fetch: typeof globalThis.fetch) {
@@ -34,19 +50,22 @@ function recording(fetch: typeof globalThis.fetch) {
     const chunks: Uint8Array[] = [];
     sent.push(chunks);
     const reader = response.body!.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) return controller.close();
-          chunks.push(value);
-          controller.enqueue(value);
-        } catch (error) {
-          controller.error(error);
-        }
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            chunks.push(value);
+            controller.enqueue(value);
+          } catch (error) {
+            controller.error(error);
+          }
+        },
+        cancel: (reason) => reader.cancel(reason),
       },
-      cancel: (reason) => reader.cancel(reason),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     return new Response(body, { status: response.status, headers: response.headers });
   }) as typeof globalThis.fetch;
   return { fetch: wrapped, bytes: (index: number) => concat(sent[index] ?? []) };
@@ -77,14 +96,17 @@ function scriptedUpstream(parts: string[], then: 'end' | 'silent', contentType =
       if (!closed) (closed = true), state.open--;
     };
     init?.signal?.addEventListener('abort', close, { once: true });
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (index < parts.length) return controller.enqueue(new TextEncoder().encode(parts[index++]!));
-        if (then === 'end') return (close(), controller.close());
-        return new Promise<void>(() => undefined);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (index < parts.length) return controller.enqueue(new TextEncoder().encode(parts[index++]!));
+          if (then === 'end') return (close(), controller.close());
+          return new Promise<void>(() => undefined);
+        },
+        cancel: close,
       },
-      cancel: close,
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     return new Response(body, { headers: { 'content-type': contentType } });
   }) as typeof globalThis.fetch;
   return { fetch, state };
@@ -156,15 +178,17 @@ afterEach(async () => {
  * A gateway with an attested enclave (tee), a second enclave, a plain provider and a ZDR one.
  * `attest` decides each attestation of `enclave` (throw to fail it); `enclave2` always passes.
  */
-async function tee(options: {
-  faults?: Fault[];
-  attest?: () => Promise<void>;
-  attestationTtlMs?: number;
-  /** The enclave's upstream, instead of the recorded fake. */
-  enclaveFetch?: typeof globalThis.fetch;
-  /** More gateway options (timers, clock, timeouts). */
-  gateway?: Partial<GatewayOptions>;
-} = {}): Promise<TeeGateway> {
+async function tee(
+  options: {
+    faults?: Fault[];
+    attest?: () => Promise<void>;
+    attestationTtlMs?: number;
+    /** The enclave's upstream, instead of the recorded fake. */
+    enclaveFetch?: typeof globalThis.fetch;
+    /** More gateway options (timers, clock, timeouts). */
+    gateway?: Partial<GatewayOptions>;
+  } = {},
+): Promise<TeeGateway> {
   const enclave = fakeOpenAI({ reply: REPLY, faults: options.faults ?? [] });
   const enclave2 = fakeOpenAI({ reply: 'Second enclave' });
   const plain = fakeOpenAI({ reply: 'Plain provider' });
@@ -173,20 +197,35 @@ async function tee(options: {
   const attests = { enclave: 0, enclave2: 0 };
   const attest = options.attest ?? (async () => undefined);
   const providers: Record<string, Provider> = {
-    enclave: openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: SECRET, fetch: options.enclaveFetch ?? recorder.fetch, attest: () => (attests.enclave++, attest()) }),
+    enclave: openaiCompatible({
+      baseURL: 'http://enclave.test/v1',
+      apiKey: SECRET,
+      fetch: options.enclaveFetch ?? recorder.fetch,
+      attest: () => (attests.enclave++, attest()),
+    }),
     enclave2: openaiCompatible({ baseURL: 'http://enclave2.test/v1', apiKey: SECRET, fetch: enclave2.fetch, attest: async () => void attests.enclave2++ }),
     plain: openaiCompatible({ baseURL: 'http://plain.test/v1', apiKey: SECRET, fetch: plain.fetch }),
     zdr: openaiCompatible({ baseURL: 'http://zdr.test/v1', apiKey: SECRET, fetch: zdr.fetch, zeroDataRetention: true }),
   };
   const limiter = memoryLimiter();
   const t = await setup({
-    providers, models: [VAULT, VAULT2, SECRETIVE, CAREFUL], credits: START, limiter,
+    providers,
+    models: [VAULT, VAULT2, SECRETIVE, CAREFUL],
+    credits: START,
+    limiter,
     ...(options.attestationTtlMs ? { attestationTtlMs: options.attestationTtlMs } : {}),
     ...options.gateway,
   });
   opened.push(t);
   return {
-    ...t, enclave, enclave2, plain, zdr, sent: recorder.bytes, attests, limiter,
+    ...t,
+    enclave,
+    enclave2,
+    plain,
+    zdr,
+    sent: recorder.bytes,
+    attests,
+    limiter,
     chat: (extra = {}) => t.post('/v1/chat/completions', chatBody({ model: 'vault', ...extra })),
   };
 }
@@ -243,7 +282,10 @@ describe('tee: the attested reply passes through byte for byte', () => {
     expect(bytes).toEqual(t.sent(0));
     const text = new TextDecoder().decode(bytes);
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-    const chunks = text.split('\n\n').filter((event) => event.startsWith('data: {')).map((event) => JSON.parse(event.slice(6)));
+    const chunks = text
+      .split('\n\n')
+      .filter((event) => event.startsWith('data: {'))
+      .map((event) => JSON.parse(event.slice(6)));
     expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set(['gpt-4o-mini']));
     // The client did not ask for usage; the gateway forced it upstream for billing and, the bytes
     // being the attested server's, the usage chunk reaches the client anyway (documented exception).
@@ -257,7 +299,11 @@ describe('tee: the attested reply passes through byte for byte', () => {
 describe('tee: attestation', () => {
   it('answers 503 upstream_unattested when attestation fails, sending nothing upstream, and does not cache the failure', async () => {
     let fail = true;
-    const t = await tee({ attest: async () => { if (fail) throw new Error('quote rejected'); } });
+    const t = await tee({
+      attest: async () => {
+        if (fail) throw new Error('quote rejected');
+      },
+    });
     await expectStartedError(await t.chat(), 503, 'upstream_unattested');
     await expectStartedError(await t.chat({ stream: true }), 503, 'upstream_unattested');
     expect(t.attests.enclave).toBe(2);
@@ -274,7 +320,12 @@ describe('tee: attestation', () => {
 
   it('does not cache a failure of an attest hook that throws synchronously', async () => {
     let fail = true;
-    const t = await tee({ attest: (() => { if (fail) throw new Error('no quote'); return Promise.resolve(); }) as () => Promise<void> });
+    const t = await tee({
+      attest: (() => {
+        if (fail) throw new Error('no quote');
+        return Promise.resolve();
+      }) as () => Promise<void>,
+    });
     await expectStartedError(await t.chat(), 503, 'upstream_unattested');
     fail = false;
     const response = await t.chat();
@@ -313,7 +364,11 @@ describe('tee: attestation', () => {
   });
 
   it('fails over to the next attested route when the first fails attestation', async () => {
-    const t = await tee({ attest: async () => { throw new Error('bad quote'); } });
+    const t = await tee({
+      attest: async () => {
+        throw new Error('bad quote');
+      },
+    });
     const response = await t.chat({ model: 'vault2' });
     expect(response.status).toBe(200);
     expect(JSON.parse(await response.text()).choices[0].message.content).toBe('Second enclave');
@@ -391,7 +446,10 @@ describe('tee: failures and early stops', () => {
   it('on a client cancel after the usage chunk (before [DONE]): charges the reported usage', async () => {
     const t = await tee();
     // A healthy stream first, to learn where [DONE] is; then one that stalls just before it.
-    const events = new TextDecoder().decode(await bytesOf(await t.chat({ stream: true }))).split('\n\n').filter(Boolean);
+    const events = new TextDecoder()
+      .decode(await bytesOf(await t.chat({ stream: true })))
+      .split('\n\n')
+      .filter(Boolean);
     expect(events.at(-1)).toBe('data: [DONE]');
     t.enclave.setFaults([{ kind: 'stall', afterChunks: events.length - 1 }]);
     const response = await t.chat({ stream: true });
@@ -405,10 +463,13 @@ describe('tee: failures and early stops', () => {
     expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 2, completion_tokens: 5, outcome: 'done' });
   });
 
-  it('settles a cancelled stream even when the provider\'s usage promise never resolves', async () => {
+  it("settles a cancelled stream even when the provider's usage promise never resolves", async () => {
     const enclave = fakeOpenAI({ faults: [{ kind: 'stall', afterChunks: 2 }] });
     const inner = openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: SECRET, fetch: enclave.fetch, attest: async () => undefined });
-    const provider: Provider = { ...inner, chatRaw: async (request, options) => ({ ...(await inner.chatRaw!(request, options)), usage: new Promise(() => undefined) }) };
+    const provider: Provider = {
+      ...inner,
+      chatRaw: async (request, options) => ({ ...(await inner.chatRaw!(request, options)), usage: new Promise(() => undefined) }),
+    };
     const t = await setup({ providers: { enclave: provider }, models: [VAULT], credits: START });
     opened.push(t);
     const response = await t.post('/v1/chat/completions', chatBody({ model: 'vault', stream: true }));
@@ -455,7 +516,13 @@ describe('tee: failures and early stops', () => {
 
   it('a whole reply without usage is charged the prompt estimate plus its message text', async () => {
     const content = 'c'.repeat(400);
-    const whole = JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
+    const whole = JSON.stringify({
+      id: 'chatcmpl-x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    });
     const upstream = scriptedUpstream([whole.slice(0, 50), whole.slice(50)], 'end', 'application/json');
     const t = await tee({ enclaveFetch: upstream.fetch });
     const response = await t.chat();
@@ -565,4 +632,3 @@ describe('zero data retention', () => {
     await expectCharged(t, [2 + 3 * 2, 2 + 3 * 2]);
   });
 });
-

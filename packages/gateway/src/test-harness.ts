@@ -21,11 +21,30 @@ export const CHAT_PRICE = { prompt_micros_per_mtok: 1_000_000, completion_micros
 /** The default test models: a free chat model, a plus-only one, and an image model. */
 export function testModels(): ModelConfig[] {
   return [
-    { id: 'fast', type: 'chat', provider: 'local', upstream: 'gpt-4o-mini', label: 'Fast', owned_by: 'test', input_modalities: ['text', 'image'],
-      context_tokens: 100_000, max_output_tokens: 1_000, default_output_tokens: 500, price: CHAT_PRICE },
+    {
+      id: 'fast',
+      type: 'chat',
+      provider: 'local',
+      upstream: 'gpt-4o-mini',
+      label: 'Fast',
+      owned_by: 'test',
+      input_modalities: ['text', 'image'],
+      context_tokens: 100_000,
+      max_output_tokens: 1_000,
+      default_output_tokens: 500,
+      price: CHAT_PRICE,
+    },
     { id: 'smart', type: 'chat', provider: 'local', upstream: 'gpt-4o', plan: 'plus', max_output_tokens: 1_000, price: CHAT_PRICE },
-    { id: 'painter', type: 'image', provider: 'local', upstream: 'gpt-image-1', price: { micros_per_image: 40_000, micros_per_reference: 5_000 },
-      max_reference_images: 2, resolutions: ['1k', '2k'], qualities: ['low', 'high'] },
+    {
+      id: 'painter',
+      type: 'image',
+      provider: 'local',
+      upstream: 'gpt-image-1',
+      price: { micros_per_image: 40_000, micros_per_reference: 5_000 },
+      max_reference_images: 2,
+      resolutions: ['1k', '2k'],
+      qualities: ['low', 'high'],
+    },
   ];
 }
 
@@ -83,15 +102,28 @@ export async function setup(options: SetupOptions = {}): Promise<TestGateway> {
   const created = await store.createKey(account.id, 'test');
   const auth = { authorization: `Bearer ${created.key}` };
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    gateway.fetch(new Request(`http://gateway.test${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth, ...headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    }));
+    gateway.fetch(
+      new Request(`http://gateway.test${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    );
   const get = (path: string, headers: Record<string, string> = {}) =>
     gateway.fetch(new Request(`http://gateway.test${path}`, { headers: { ...auth, ...headers } }));
   return {
-    gateway, store, fake, provider, limiter, clock, accountId: account.id, key: created.key, keyId: created.id, logs, post, get,
+    gateway,
+    store,
+    fake,
+    provider,
+    limiter,
+    clock,
+    accountId: account.id,
+    key: created.key,
+    keyId: created.id,
+    logs,
+    post,
+    get,
     inFlight: (accountId = account.id) => limiter.inFlight(limiterKeys.flight(accountId), clock.now()),
     balance: () => store.getBalance(account.id),
   };

@@ -12,10 +12,15 @@ const sse = (...events: unknown[]) => events.map((event) => `data: ${JSON.string
 describe('upstream replies of odd shapes', () => {
   it('a stream chunk without delta: the client gets a valid chunk, the stream ends, slot and hold come back', async () => {
     const t = await setup({
-      providers: { local: upstreamSays(sse(
-        { id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hello' }, finish_reason: null }] },
-        { id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop' }] },
-      ), 'text/event-stream') },
+      providers: {
+        local: upstreamSays(
+          sse(
+            { id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hello' }, finish_reason: null }] },
+            { id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop' }] },
+          ),
+          'text/event-stream',
+        ),
+      },
     });
     const response = await t.post('/v1/chat/completions', chatBody({ stream: true }));
     expect(response.status).toBe(200);
@@ -32,8 +37,18 @@ describe('upstream replies of odd shapes', () => {
   it('a whole reply with malformed usage: 200, charged the estimate, nothing left held', async () => {
     for (const usage of [{}, { prompt_tokens: -5_000_000, completion_tokens: 1, total_tokens: 1 }, { prompt_tokens: 1e15, completion_tokens: 1 }]) {
       const t = await setup({
-        providers: { local: upstreamSays(JSON.stringify({ id: 'u', object: 'chat.completion', created: 1, model: 'm', usage,
-          choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason: 'stop' }] })) },
+        providers: {
+          local: upstreamSays(
+            JSON.stringify({
+              id: 'u',
+              object: 'chat.completion',
+              created: 1,
+              model: 'm',
+              usage,
+              choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason: 'stop' }],
+            }),
+          ),
+        },
       });
       const response = await t.post('/v1/chat/completions', chatBody());
       expect(response.status, JSON.stringify(usage)).toBe(200);
@@ -49,8 +64,18 @@ describe('upstream replies of odd shapes', () => {
 
   it('a whole reply whose choice has no message: still answered and charged, no 503', async () => {
     const t = await setup({
-      providers: { local: upstreamSays(JSON.stringify({ id: 'u', object: 'chat.completion', created: 1, model: 'm',
-        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }, choices: [{ index: 0, finish_reason: 'stop' }] })) },
+      providers: {
+        local: upstreamSays(
+          JSON.stringify({
+            id: 'u',
+            object: 'chat.completion',
+            created: 1,
+            model: 'm',
+            usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+            choices: [{ index: 0, finish_reason: 'stop' }],
+          }),
+        ),
+      },
     });
     const response = await t.post('/v1/chat/completions', chatBody());
     expect(response.status).toBe(200);
@@ -59,7 +84,12 @@ describe('upstream replies of odd shapes', () => {
 
   it('a stream whose very first event is an error: the error status, not a 200', async () => {
     const t = await setup({
-      providers: { local: upstreamSays(`data: ${JSON.stringify({ error: { message: 'too long', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' } })}\n\n`, 'text/event-stream') },
+      providers: {
+        local: upstreamSays(
+          `data: ${JSON.stringify({ error: { message: 'too long', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' } })}\n\n`,
+          'text/event-stream',
+        ),
+      },
     });
     const response = await t.post('/v1/chat/completions', chatBody({ stream: true }));
     expect(response.status).toBe(400);

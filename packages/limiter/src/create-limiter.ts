@@ -39,9 +39,7 @@ export interface Lease {
 }
 
 /** The outcome of {@link Limiter.admit}; `retryAfter` is whole seconds, at least 1. */
-export type AdmitResult =
-  | { ok: true }
-  | { ok: false; code: 'rate_limit_exceeded' | 'upstream_busy' | 'service_unavailable'; retryAfter: number };
+export type AdmitResult = { ok: true } | { ok: false; code: 'rate_limit_exceeded' | 'upstream_busy' | 'service_unavailable'; retryAfter: number };
 
 /** The outcome of {@link Limiter.acquire}; `retryAfter` is always 1. */
 export type AcquireLeaseResult =

@@ -32,9 +32,7 @@ export function endpointRateLimits(
     return { limits: [{ key: limiterKeys.endpoint(account.id, 'models'), ...limit }], sharedIndex: -1 };
   }
   const plan = PLAN_LIMITS[account.plan];
-  const limits: RateLimit[] = [
-    { key: limiterKeys.plan(account.id), intervalMs: 60_000 / plan.requestsPerMinute, burst: plan.burst },
-  ];
+  const limits: RateLimit[] = [{ key: limiterKeys.plan(account.id), intervalMs: 60_000 / plan.requestsPerMinute, burst: plan.burst }];
   if (endpoint !== 'search' && endpoint !== 'fetch') return { limits, sharedIndex: -1 };
   limits.push({ key: limiterKeys.endpoint(account.id, endpoint), ...rateLimitFor(ENDPOINT_LIMITS[endpoint]) });
   if (sharedSearchFetchPerMinute === undefined) return { limits, sharedIndex: -1 };

@@ -34,7 +34,11 @@ export interface ConformanceTarget {
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const WEATHER: ChatTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 const PARIS: FakeToolCall = { name: 'get_weather', arguments: '{"city":"Paris"}' };
 const TOKYO: FakeToolCall = { name: 'get_weather', arguments: '{"city":"Tokyo","unit":"celsius"}' };
@@ -222,7 +226,10 @@ export function runProviderConformance(label: string, make: (options?: Conforman
         expect(calls.every((item) => typeof item.id === 'string' && item.id.length > 0)).toBe(true);
         expect(calls.map((item) => JSON.parse(item.arguments))).toEqual([{ city: 'Paris' }, { city: 'Tokyo', unit: 'celsius' }]);
         const firstDeltas = [0, 1].map((index) => chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []).find((delta) => delta.index === index)!);
-        expect(firstDeltas.map((delta) => [Boolean(delta.id), delta.function?.name])).toEqual([[true, 'get_weather'], [true, 'get_weather']]);
+        expect(firstDeltas.map((delta) => [Boolean(delta.id), delta.function?.name])).toEqual([
+          [true, 'get_weather'],
+          [true, 'get_weather'],
+        ]);
         const finish = chunks.filter((chunk) => chunk.choices[0]?.finish_reason).map((chunk) => chunk.choices[0]!.finish_reason);
         expect(finish).toEqual(['tool_calls']);
       });
@@ -294,7 +301,10 @@ export function runProviderConformance(label: string, make: (options?: Conforman
         it(`maps ${name} to ${code} (chat and stream)`, async () => {
           const { provider, fake, call } = setup();
           fake.setFaults([fault, fault]);
-          for (const error of [await chatError(() => provider.chat!(hello(), call)), await streamError(() => provider.chatStream!(hello({ stream: true }), call))]) {
+          for (const error of [
+            await chatError(() => provider.chat!(hello(), call)),
+            await streamError(() => provider.chatStream!(hello({ stream: true }), call)),
+          ]) {
             expect(error).toBeInstanceOf(ProviderError);
             expect((error as ProviderError).code).toBe(code);
             expect((error as ProviderError).accepted).toBe(accepted);
@@ -307,7 +317,10 @@ export function runProviderConformance(label: string, make: (options?: Conforman
       it('never puts the upstream body or the provider key in the error', async () => {
         const { provider, fake, call } = setup();
         const secret = 'SECRET-UPSTREAM-DETAIL';
-        fake.setFaults([{ kind: 'status', status: 400, message: `${secret} bad field` }, { kind: 'status', status: 500, message: secret }]);
+        fake.setFaults([
+          { kind: 'status', status: 400, message: `${secret} bad field` },
+          { kind: 'status', status: 500, message: secret },
+        ]);
         const errors = [await chatError(() => provider.chat!(hello(), call)), await chatError(() => provider.chat!(hello(), call))];
         const keys = Object.entries(fake.requests[0]!.headers)
           .filter(([name]) => /authorization|api-key/.test(name))
@@ -382,7 +395,10 @@ export function runProviderConformance(label: string, make: (options?: Conforman
         // Chunks already translated may still be handed out; then the stream must error, not end.
         let outcome: 'done' | 'error' | undefined;
         for (let reads = 0; outcome === undefined && reads < 50; reads++) {
-          outcome = await reader.read().then((result) => (result.done ? 'done' : undefined), () => 'error' as const);
+          outcome = await reader.read().then(
+            (result) => (result.done ? 'done' : undefined),
+            () => 'error' as const,
+          );
         }
         expect(outcome).toBe('error');
         await noneOpen(fake);

@@ -54,8 +54,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
     chownSync(dir, uid, gid);
   }
-  const exec = (tool: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args);
+  const exec = (tool: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args));
   const data = join(dir, 'data');
   const port = await freePort();
   try {

@@ -62,9 +62,7 @@ if (!installed && process.env.CI === 'true') {
         await sql.end();
         const account = await stores[0]!.createAccount({ plan: 'free' });
         await stores[1]!.addCredits(account.id, 1_000);
-        const results = await Promise.all(
-          Array.from({ length: 120 }, (_, index) => stores[index % 4]!.hold(account.id, { micros: 9, ttlMs: 60_000 })),
-        );
+        const results = await Promise.all(Array.from({ length: 120 }, (_, index) => stores[index % 4]!.hold(account.id, { micros: 9, ttlMs: 60_000 })));
         expect(results.filter((result) => result.ok).length).toBe(111);
         expect(await stores[2]!.getBalance(account.id)).toEqual({ balance: 1_000, held: 999, available: 1 });
         // One hold settled from every instance at once is charged once.

@@ -49,8 +49,12 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
 
   const account = async (tx: postgres.Sql | postgres.TransactionSql, accountId: string, lock = false) => {
     const rows = lock
-      ? await tx<{ id: string; plan: Plan; state: AccountState; balance: Int }[]>`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId} FOR UPDATE`
-      : await tx<{ id: string; plan: Plan; state: AccountState; balance: Int }[]>`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId}`;
+      ? await tx<
+          { id: string; plan: Plan; state: AccountState; balance: Int }[]
+        >`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId} FOR UPDATE`
+      : await tx<
+          { id: string; plan: Plan; state: AccountState; balance: Int }[]
+        >`SELECT id, plan, state, balance FROM tollgate_accounts WHERE id = ${accountId}`;
     const row = rows[0];
     if (row === undefined) throw new Error(`unknown account ${accountId}`);
     return row;
@@ -67,9 +71,14 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
   };
   const update = async (accountId: string, change: 'plan' | 'state', value: string): Promise<Account> => {
     await migrated;
-    const rows = change === 'plan'
-      ? await sql<{ id: string; plan: Plan; state: AccountState }[]>`UPDATE tollgate_accounts SET plan = ${value} WHERE id = ${accountId} RETURNING id, plan, state`
-      : await sql<{ id: string; plan: Plan; state: AccountState }[]>`UPDATE tollgate_accounts SET state = ${value} WHERE id = ${accountId} RETURNING id, plan, state`;
+    const rows =
+      change === 'plan'
+        ? await sql<
+            { id: string; plan: Plan; state: AccountState }[]
+          >`UPDATE tollgate_accounts SET plan = ${value} WHERE id = ${accountId} RETURNING id, plan, state`
+        : await sql<
+            { id: string; plan: Plan; state: AccountState }[]
+          >`UPDATE tollgate_accounts SET state = ${value} WHERE id = ${accountId} RETURNING id, plan, state`;
     const row = rows[0];
     if (row === undefined) throw new Error(`unknown account ${accountId}`);
     return { id: row.id, plan: row.plan, state: row.state };
@@ -184,7 +193,18 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     release: (holdId) => close(holdId, undefined),
     async entries(accountId, options = {}) {
       await migrated;
-      const rows = await sql<{ id: string; account_id: string; micros: Int; kind: 'credit' | 'charge'; created_at: Int; hold_id: string | null; request_id: string | null; meta: Record<string, unknown> | null }[]>`
+      const rows = await sql<
+        {
+          id: string;
+          account_id: string;
+          micros: Int;
+          kind: 'credit' | 'charge';
+          created_at: Int;
+          hold_id: string | null;
+          request_id: string | null;
+          meta: Record<string, unknown> | null;
+        }[]
+      >`
         SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM tollgate_entries
         WHERE account_id = ${accountId} ORDER BY seq DESC LIMIT ${options.limit ?? null}`;
       return rows.map((row) => {

@@ -31,7 +31,15 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
   const run = scriptRunner(redis);
   const full = (key: string) => prefix + key;
   const release = (keys: string[], leaseId: string) =>
-    Promise.all(groupByHashTag(keys).map((group) => run('release', group.map((i) => full(keys[i]!)), [leaseId])));
+    Promise.all(
+      groupByHashTag(keys).map((group) =>
+        run(
+          'release',
+          group.map((i) => full(keys[i]!)),
+          [leaseId],
+        ),
+      ),
+    );
 
   return {
     async rate(limits: RateLimit[], now: number): Promise<RateResult> {
@@ -39,7 +47,11 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
       for (const group of groupByHashTag(limits.map((limit) => limit.key))) {
         const args: (string | number)[] = [String(now), slack];
         for (const i of group) args.push(String(limits[i]!.intervalMs), limits[i]!.burst);
-        const [refused, wait] = (await run('rate', group.map((i) => full(limits[i]!.key)), args)) as [number, string?];
+        const [refused, wait] = (await run(
+          'rate',
+          group.map((i) => full(limits[i]!.key)),
+          args,
+        )) as [number, string?];
         if (refused === 0) {
           admitted.push(group);
           continue;
@@ -47,7 +59,11 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
         // Compensation: the earlier slots were consumed by a request that is now refused.
         await Promise.all(
           admitted.map((done) =>
-            run('refund', done.map((i) => full(limits[i]!.key)), [String(now), slack, ...done.map((i) => String(limits[i]!.intervalMs))]),
+            run(
+              'refund',
+              done.map((i) => full(limits[i]!.key)),
+              [String(now), slack, ...done.map((i) => String(limits[i]!.intervalMs))],
+            ),
           ),
         ).catch(() => {});
         return { ok: false, index: group[refused - 1]!, retryAfterMs: Number(wait) };
@@ -73,7 +89,13 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
 
     async extend(keys: string[], leaseId: string, ttlMs: number, now: number): Promise<void> {
       await Promise.all(
-        groupByHashTag(keys).map((group) => run('extend', group.map((i) => full(keys[i]!)), [leaseId, String(now), ttlMs, slack])),
+        groupByHashTag(keys).map((group) =>
+          run(
+            'extend',
+            group.map((i) => full(keys[i]!)),
+            [leaseId, String(now), ttlMs, slack],
+          ),
+        ),
       );
     },
 

@@ -10,9 +10,9 @@ const shas = new Map<ScriptName, Promise<string>>();
 function sha1(name: ScriptName): Promise<string> {
   let sha = shas.get(name);
   if (sha === undefined) {
-    sha = crypto.subtle.digest('SHA-1', new TextEncoder().encode(LUA[name])).then((digest) =>
-      [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join(''),
-    );
+    sha = crypto.subtle
+      .digest('SHA-1', new TextEncoder().encode(LUA[name]))
+      .then((digest) => [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join(''));
     shas.set(name, sha);
   }
   return sha;

@@ -28,12 +28,36 @@ export interface SqliteStore extends Store {
   close(): Promise<void>;
 }
 
-interface AccountRow { id: string; plan: Plan; state: AccountState; balance: number }
-interface KeyRow { id: string; name: string; account_id: string; prefix: string; created_at: number; revoked_at: number | null }
-interface HoldRow { id: string; account_id: string; state: string; charged: number; request_id: string | null }
+interface AccountRow {
+  id: string;
+  plan: Plan;
+  state: AccountState;
+  balance: number;
+}
+interface KeyRow {
+  id: string;
+  name: string;
+  account_id: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+interface HoldRow {
+  id: string;
+  account_id: string;
+  state: string;
+  charged: number;
+  request_id: string | null;
+}
 interface EntryRow {
-  id: string; account_id: string; micros: number; kind: 'credit' | 'charge'; created_at: number;
-  hold_id: string | null; request_id: string | null; meta: string | null;
+  id: string;
+  account_id: string;
+  micros: number;
+  kind: 'credit' | 'charge';
+  created_at: number;
+  hold_id: string | null;
+  request_id: string | null;
+  meta: string | null;
 }
 
 /**
@@ -66,9 +90,7 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
       `SELECT k.id, k.name, k.account_id, a.plan, a.state FROM keys k JOIN accounts a ON a.id = k.account_id
        WHERE k.hash = ? AND k.revoked_at IS NULL`,
     ),
-    insertEntry: db.prepare(
-      'INSERT INTO entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
+    insertEntry: db.prepare('INSERT INTO entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     entries: db.prepare<[string, number], EntryRow>(
       'SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM entries WHERE account_id = ? ORDER BY seq DESC LIMIT ?',
     ),

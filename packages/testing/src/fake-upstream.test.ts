@@ -72,7 +72,10 @@ describe('createFakeUpstream', () => {
     let release = () => {};
     const upstream = fakeBrave({ latencyMs: 1, sleep: () => new Promise<void>((resolve) => (release = resolve)) });
     const controller = new AbortController();
-    const pending = upstream.fetch('https://api.search.brave.com/res/v1/web/search?q=x', { signal: controller.signal, headers: { 'x-subscription-token': 'brave-test-key' } });
+    const pending = upstream.fetch('https://api.search.brave.com/res/v1/web/search?q=x', {
+      signal: controller.signal,
+      headers: { 'x-subscription-token': 'brave-test-key' },
+    });
     await Promise.resolve();
     controller.abort(new Error('search abandoned'));
     await expect(pending).rejects.toThrow('search abandoned');

@@ -26,7 +26,7 @@ describe('createFaultQueue', () => {
 });
 
 describe('connectionRefused', () => {
-  it('looks like undici\'s connect failure', () => {
+  it("looks like undici's connect failure", () => {
     const error = connectionRefused('http://127.0.0.1:9/v1');
     expect(error.message).toBe('fetch failed');
     expect(error.cause).toMatchObject({ code: 'ECONNREFUSED', port: 9, message: 'connect ECONNREFUSED 127.0.0.1:9' });
@@ -51,13 +51,19 @@ describe('faultStream', () => {
   it('replaces event N when malformed, and cuts with TypeError terminated', async () => {
     expect(await readAll(faultStream(['a', 'b', 'c'], { malformed: 'x', fault: { kind: 'malformed', afterChunks: 1 } }))).toEqual(['a', 'x', 'c']);
     let closed = 0;
-    const error = await readAll(faultStream(['a', 'b'], { malformed: 'x', fault: { kind: 'cut', afterChunks: 0 }, onClose: () => closed++ })).catch((e: unknown) => e);
+    const error = await readAll(faultStream(['a', 'b'], { malformed: 'x', fault: { kind: 'cut', afterChunks: 0 }, onClose: () => closed++ })).catch(
+      (e: unknown) => e,
+    );
     expect((error as TypeError).message).toBe('terminated');
     expect(closed).toBe(1);
   });
 
   it('sends the error event and ends', async () => {
-    const stream = faultStream(['a', 'b'], { malformed: 'x', fault: { kind: 'error-event', afterChunks: 1, code: 'boom' }, errorEvent: (fault) => `err:${fault.code}` });
+    const stream = faultStream(['a', 'b'], {
+      malformed: 'x',
+      fault: { kind: 'error-event', afterChunks: 1, code: 'boom' },
+      errorEvent: (fault) => `err:${fault.code}`,
+    });
     expect(await readAll(stream)).toEqual(['a', 'err:boom']);
   });
 

@@ -12,7 +12,9 @@ export function fetchOfHandler(handle: (request: Request) => Promise<Response>):
     return await new Promise<Response>((resolve, reject) => {
       const onAbort = () => reject(request.signal.reason);
       request.signal.addEventListener('abort', onAbort, { once: true });
-      handle(request).then(resolve, reject).finally(() => request.signal.removeEventListener('abort', onAbort));
+      handle(request)
+        .then(resolve, reject)
+        .finally(() => request.signal.removeEventListener('abort', onAbort));
     });
   }) as typeof globalThis.fetch;
 }

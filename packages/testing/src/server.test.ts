@@ -18,7 +18,10 @@ async function until(check: () => boolean): Promise<void> {
 describe('listen', () => {
   it('serves a handler on a free loopback port, echoing method, path, headers and body', async () => {
     server = await listen(async (request) =>
-      Response.json({ method: request.method, path: new URL(request.url).pathname, header: request.headers.get('x-test'), body: await request.text() }, { headers: { 'x-reply': 'yes' } }),
+      Response.json(
+        { method: request.method, path: new URL(request.url).pathname, header: request.headers.get('x-test'), body: await request.text() },
+        { headers: { 'x-reply': 'yes' } },
+      ),
     );
     expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
     const response = await fetch(`${server.url}/a/b?c=1`, { method: 'POST', headers: { 'x-test': 'hi' }, body: 'payload' });
@@ -38,7 +41,7 @@ describe('listen', () => {
     expect(upstream.open).toBe(0);
   });
 
-  it('cancels the handler\'s stream when the client disconnects', async () => {
+  it("cancels the handler's stream when the client disconnects", async () => {
     const upstream = fakeOpenAI({ faults: [{ kind: 'stall', afterChunks: 1 }] });
     server = await listen(upstream.handle);
     const controller = new AbortController();

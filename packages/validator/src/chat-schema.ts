@@ -78,9 +78,7 @@ const toolChoice = v.lazy((input: unknown) => {
   return v.union([v.string(), v.object({ type: v.string() })]);
 });
 
-const outputLimit = v.nullish(
-  v.pipe(v.number(), v.integer('must be a positive integer or null'), v.minValue(1, 'must be a positive integer or null')),
-);
+const outputLimit = v.nullish(v.pipe(v.number(), v.integer('must be a positive integer or null'), v.minValue(1, 'must be a positive integer or null')));
 
 /**
  * The chat completion request of the spec: every field of its tables, messages per role, content
@@ -89,11 +87,7 @@ const outputLimit = v.nullish(
  */
 export const chatRequestSchema = v.object({
   model: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
-  messages: v.pipe(
-    v.array(message),
-    v.minLength(1, 'must hold at least one message'),
-    v.maxLength(MAX_MESSAGES, `holds more than ${MAX_MESSAGES} entries`),
-  ),
+  messages: v.pipe(v.array(message), v.minLength(1, 'must hold at least one message'), v.maxLength(MAX_MESSAGES, `holds more than ${MAX_MESSAGES} entries`)),
   stream: v.nullish(v.boolean()),
   stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
   max_completion_tokens: outputLimit,

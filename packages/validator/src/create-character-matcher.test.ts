@@ -41,8 +41,29 @@ describe('chat text', () => {
   const request = (messages: ChatRequest['messages']): ChatRequest => ({ model: 'm', messages, stream: false });
 
   it('takes the first system message, string or text parts', () => {
-    expect(firstSystemText(request([{ role: 'user', content: 'u' }, { role: 'system', content: 'one' }, { role: 'system', content: 'two' }]))).toBe('one');
-    expect(firstSystemText(request([{ role: 'system', content: [{ type: 'text', text: 'You are ' }, { type: 'image_url', image_url: { url: 'data:,' } }, { type: 'text', text: 'Aria' }] }]))).toBe('You are Aria');
+    expect(
+      firstSystemText(
+        request([
+          { role: 'user', content: 'u' },
+          { role: 'system', content: 'one' },
+          { role: 'system', content: 'two' },
+        ]),
+      ),
+    ).toBe('one');
+    expect(
+      firstSystemText(
+        request([
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 'You are ' },
+              { type: 'image_url', image_url: { url: 'data:,' } },
+              { type: 'text', text: 'Aria' },
+            ],
+          },
+        ]),
+      ),
+    ).toBe('You are Aria');
     expect(firstSystemText(request([{ role: 'system', content: null }]))).toBe('');
     expect(firstSystemText(request([{ role: 'user', content: 'u' }]))).toBeUndefined();
   });
@@ -50,7 +71,13 @@ describe('chat text', () => {
   it('counts the UTF-8 bytes of the last user message text', () => {
     const messages: ChatRequest['messages'] = [
       { role: 'user', content: 'first' },
-      { role: 'user', content: [{ type: 'text', text: 'é€' }, { type: 'text', text: '😀' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'é€' },
+          { type: 'text', text: '😀' },
+        ],
+      },
       { role: 'assistant', content: 'reply' },
     ];
     expect(lastUserTextBytes(request(messages))).toBe(2 + 3 + 4);

@@ -78,7 +78,15 @@ describe('imageDimensions', () => {
   });
 
   it('gives undefined or the right size for every truncation of every fixture', () => {
-    const fixtures = [pngHeader(9, 8), baselineJpeg(9, 8), progressiveJpegWithExif(9, 8), webpLossy(9, 8), webpLossless(9, 8), webpExtended(9, 8), gifHeader(9, 8)];
+    const fixtures = [
+      pngHeader(9, 8),
+      baselineJpeg(9, 8),
+      progressiveJpegWithExif(9, 8),
+      webpLossy(9, 8),
+      webpLossless(9, 8),
+      webpExtended(9, 8),
+      gifHeader(9, 8),
+    ];
     for (const fixture of fixtures) {
       for (let length = 0; length <= fixture.length; length++) {
         const result = imageDimensions(fixture.subarray(0, length));

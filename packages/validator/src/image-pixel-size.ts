@@ -24,8 +24,7 @@ export function imagePixelSize(aspectRatio: string, resolution: ImageResolution)
   }
   const width = Number(match[1]);
   const height = Number(match[2]);
-  const short = (side: number, other: number) =>
-    Math.max(STEP, Math.round((long * side) / other / STEP) * STEP);
+  const short = (side: number, other: number) => Math.max(STEP, Math.round((long * side) / other / STEP) * STEP);
   if (width >= height) return { width: long, height: short(height, width) };
   return { width: short(width, height), height: long };
 }

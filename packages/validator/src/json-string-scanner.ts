@@ -59,14 +59,22 @@ export class JsonStringScanner {
     const code = this.text.charCodeAt(backslash + 1);
     this.end = backslash + 2;
     switch (code) {
-      case 0x22: return '"';
-      case 0x5c: return '\\';
-      case 0x2f: return '/';
-      case 0x62: return '\b';
-      case 0x66: return '\f';
-      case 0x6e: return '\n';
-      case 0x72: return '\r';
-      case 0x74: return '\t';
+      case 0x22:
+        return '"';
+      case 0x5c:
+        return '\\';
+      case 0x2f:
+        return '/';
+      case 0x62:
+        return '\b';
+      case 0x66:
+        return '\f';
+      case 0x6e:
+        return '\n';
+      case 0x72:
+        return '\r';
+      case 0x74:
+        return '\t';
       case 0x75: {
         let unit = 0;
         for (let i = backslash + 2; i < backslash + 6; i++) {

@@ -21,7 +21,10 @@ describe('parseChatRequest, first phase', () => {
   it('normalises: unlisted fields dropped, per role only the kept fields, name dropped', () => {
     const result = parseChatRequest({
       model: 'fast',
-      temperature: 0.2, n: 3, user: 'u', seed: 1,
+      temperature: 0.2,
+      n: 3,
+      user: 'u',
+      seed: 1,
       messages: [
         { role: 'system', content: 'Be brief.', name: 'boss', tool_calls: 'ignored' },
         { role: 'developer', content: [{ type: 'text', text: 'Dev', cache_control: {} }] },
@@ -66,8 +69,13 @@ describe('parseChatRequest, first phase', () => {
   });
 
   it('treats null on optional fields as unset', () => {
-    const result = parseChatRequest(body({ stream: null, tools: null, tool_choice: null, max_tokens: null, max_completion_tokens: null, reasoning_effort: null }));
-    expect(result).toEqual({ ok: true, parsed: { model: 'fast', partUses: [], request: { model: 'fast', messages: [{ role: 'user', content: 'Hi' }], stream: false } } });
+    const result = parseChatRequest(
+      body({ stream: null, tools: null, tool_choice: null, max_tokens: null, max_completion_tokens: null, reasoning_effort: null }),
+    );
+    expect(result).toEqual({
+      ok: true,
+      parsed: { model: 'fast', partUses: [], request: { model: 'fast', messages: [{ role: 'user', content: 'Hi' }], stream: false } },
+    });
   });
 
   it('gives invalid_request_body for a wrong JSON type or a missing model', () => {
@@ -88,7 +96,9 @@ describe('parseChatRequest, first phase', () => {
     expect(codeOf(body({ messages: [user([{ type: 'text', text: 5 }])] }))).toBe('invalid_request_body');
     expect(codeOf(body({ messages: [user([{ type: 'image_url', image_url: 'data:x' }])] }))).toBe('invalid_request_body');
     expect(parseChatRequest(body({ messages: [user([{ text: 'x' }])] }))).toEqual({
-      ok: false, code: 'invalid_request_body', message: 'messages[0].content[0].type is required.',
+      ok: false,
+      code: 'invalid_request_body',
+      message: 'messages[0].content[0].type is required.',
     });
   });
 
@@ -100,7 +110,9 @@ describe('parseChatRequest, first phase', () => {
     expect(codeOf(body({ messages: many, max_tokens: 0 }))).toBe('too_many_messages');
     expect(codeOf(body({ max_tokens: 0, reasoning_effort: 'huge' }))).toBe('invalid_output_limit');
     expect(parseChatRequest(body({ reasoning_effort: 'huge' }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'reasoning_effort must be one of none, minimal, low, medium, high, xhigh.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'reasoning_effort must be one of none, minimal, low, medium, high, xhigh.',
     });
   });
 
@@ -110,19 +122,29 @@ describe('parseChatRequest, first phase', () => {
       expect(codeOf(body({ max_completion_tokens: value }))).toBe('invalid_output_limit');
     }
     expect(parseChatRequest(body({ max_completion_tokens: 0 }))).toEqual({
-      ok: false, code: 'invalid_output_limit', message: 'max_completion_tokens must be a positive integer or null.',
+      ok: false,
+      code: 'invalid_output_limit',
+      message: 'max_completion_tokens must be a positive integer or null.',
     });
   });
 
   it('gives invalid_parameter naming the field for refused values', () => {
     expect(parseChatRequest(body({ messages: [{ role: 'function', content: 'x' }] }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'messages[0].role must be one of system, developer, user, assistant, tool.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'messages[0].role must be one of system, developer, user, assistant, tool.',
     });
     expect(parseChatRequest(body({ messages: [] }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'messages must hold at least one message.' });
-    expect(parseChatRequest(body({ tool_choice: 'any' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'tool_choice must be one of auto, none, required.' });
+    expect(parseChatRequest(body({ tool_choice: 'any' }))).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'tool_choice must be one of auto, none, required.',
+    });
     expect(codeOf(body({ tool_choice: { type: 'tool', function: { name: 'f' } } }))).toBe('invalid_parameter');
     expect(parseChatRequest(body({ messages: [user([{ type: 'image_url', image_url: { url: 'data:,', detail: 'max' } }])] }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'messages[0].content[0].image_url.detail must be one of auto, low, high.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'messages[0].content[0].image_url.detail must be one of auto, low, high.',
     });
   });
 
@@ -144,24 +166,43 @@ describe('resolveChatRequest, second phase', () => {
     const textOnly: ModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
     for (const type of ['image_url', 'video_url', 'audio_url', 'file_url']) {
       expect(resolve(body({ messages: [user([{ type, [type]: { url: 'https://example.com/a' } }])] }), textOnly)).toEqual({
-        ok: false, code: 'remote_media', message: `messages[0].content[0].${type} links a URL; media must be inline data: URLs.`,
+        ok: false,
+        code: 'remote_media',
+        message: `messages[0].content[0].${type} links a URL; media must be inline data: URLs.`,
       });
     }
-    const both = body({ messages: [user([{ type: 'file', file: { file_id: 'f' } }, { type: 'image_url', image_url: { url: 'http://x/' } }])] });
+    const both = body({
+      messages: [
+        user([
+          { type: 'file', file: { file_id: 'f' } },
+          { type: 'image_url', image_url: { url: 'http://x/' } },
+        ]),
+      ],
+    });
     expect(resolve(both)).toMatchObject({ ok: false, code: 'remote_media' });
   });
 
   it('gives invalid_request for a part type the model does not read', () => {
     const textOnly: ModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
-    const image = body({ messages: [user([{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } }])] });
+    const image = body({
+      messages: [
+        user([
+          { type: 'text', text: 'a' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } },
+        ]),
+      ],
+    });
     expect(resolve(image, textOnly)).toEqual({
-      ok: false, code: 'invalid_request', message: 'messages[0].content[1] is a image_url part, which the model text does not read.',
+      ok: false,
+      code: 'invalid_request',
+      message: 'messages[0].content[1] is a image_url part, which the model text does not read.',
     });
     expect(resolve(image)).toMatchObject({ ok: true });
     const video = body({ messages: [user([{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AA==' } }])] });
     expect(resolve(video)).toMatchObject({ ok: false, code: 'invalid_request' });
     expect(resolve(video, { ...model, input_modalities: ['text', 'video'] })).toMatchObject({
-      ok: true, request: { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AA==' } }] }] },
+      ok: true,
+      request: { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: { url: 'data:video/mp4;base64,AA==' } }] }] },
     });
     expect(resolve(video, { ...model, part_types: ['video_url'] })).toMatchObject({ ok: true });
     expect(resolve(image, { ...model, part_types: ['video_url'] })).toMatchObject({ ok: false, code: 'invalid_request' });
@@ -171,10 +212,13 @@ describe('resolveChatRequest, second phase', () => {
     const fileModel: ModelConfig = { ...model, input_modalities: ['text', 'file'] };
     const file = (fields: Record<string, unknown>) => body({ messages: [user([{ type: 'file', file: fields }])] });
     expect(resolve(file({ file_data: 'data:application/pdf;base64,AA==', filename: 'a.pdf' }), fileModel)).toMatchObject({
-      ok: true, request: { messages: [{ content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,AA==', filename: 'a.pdf' } }] }] },
+      ok: true,
+      request: { messages: [{ content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,AA==', filename: 'a.pdf' } }] }] },
     });
     expect(resolve(file({ file_data: 'data:,', file_id: 'x' }), fileModel)).toEqual({
-      ok: false, code: 'invalid_request', message: 'messages[0].content[0].file may carry only file_data and filename, not file_id.',
+      ok: false,
+      code: 'invalid_request',
+      message: 'messages[0].content[0].file may carry only file_data and filename, not file_id.',
     });
     expect(resolve(file({ filename: 'a.pdf' }), fileModel)).toMatchObject({ ok: false, code: 'invalid_request' });
     expect(resolve(file({ file_data: 'data:,' }), model)).toMatchObject({ ok: false, code: 'invalid_request' });
@@ -182,7 +226,9 @@ describe('resolveChatRequest, second phase', () => {
 
   it('gives invalid_request for a tool that is not a function and a malformed tool call', () => {
     expect(resolve(body({ tools: [{ type: 'web_search' }] }))).toEqual({
-      ok: false, code: 'invalid_request', message: 'tools[0] is a web_search tool; only function tools are taken.',
+      ok: false,
+      code: 'invalid_request',
+      message: 'tools[0] is a web_search tool; only function tools are taken.',
     });
     const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] };
     expect(resolve(body({ messages: [user('x'), call] }))).toMatchObject({ ok: false, code: 'invalid_request' });

@@ -122,10 +122,7 @@ function filePart(file: Record<string, unknown>, at: string, shape: (problem: st
 function toolCall(raw: Record<string, unknown>, at: string, shape: (problem: string) => void): ToolCall {
   const fn = isJsonObject(raw.function) ? raw.function : {};
   const ok =
-    typeof raw.id === 'string' &&
-    (raw.type === undefined || raw.type === 'function') &&
-    typeof fn.name === 'string' &&
-    typeof fn.arguments === 'string';
+    typeof raw.id === 'string' && (raw.type === undefined || raw.type === 'function') && typeof fn.name === 'string' && typeof fn.arguments === 'string';
   if (!ok) shape(`${at} must be {id, type: "function", function: {name, arguments}} with string values.`);
   return { id: String(raw.id ?? ''), type: 'function', function: { name: String(fn.name ?? ''), arguments: String(fn.arguments ?? '') } };
 }

@@ -29,7 +29,10 @@ export function parseImageDataUrl(url: string): ParseImageDataUrlResult {
   const comma = url.indexOf(',', 5);
   if (comma < 0 || comma > 256) return { ok: false };
   // data:[<mediatype>][;param=value]*;base64 — parameters (e.g. name=) are allowed and ignored.
-  const params = url.slice(5, comma).split(';').map((part) => part.trim().toLowerCase());
+  const params = url
+    .slice(5, comma)
+    .split(';')
+    .map((part) => part.trim().toLowerCase());
   if (params.length < 2 || params[params.length - 1] !== 'base64') return { ok: false };
   const declared = DECLARED[params[0] ?? ''];
   if (declared === undefined) return { ok: false };

@@ -20,7 +20,8 @@ function resolve(input: Record<string, unknown>, config: ModelConfig = model) {
 describe('parseImageRequest', () => {
   it('applies defaults: n 1, no references', () => {
     expect(parseImageRequest(body({ response_format: 'b64_json' }))).toEqual({
-      ok: true, parsed: { model: 'pix', prompt: 'a cat', n: 1, reference_images: [] },
+      ok: true,
+      parsed: { model: 'pix', prompt: 'a cat', n: 1, reference_images: [] },
     });
   });
 
@@ -42,10 +43,16 @@ describe('parseImageRequest', () => {
       expect(parseImageRequest(body({ n }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'n must be an integer from 1 to 4.' });
     }
     expect(parseImageRequest(body({ aspect_ratio: '5:4' }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'aspect_ratio must be one of 1:1, 16:9, 9:16, 4:3, 3:4, 3:2, 2:3.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'aspect_ratio must be one of 1:1, 16:9, 9:16, 4:3, 3:4, 3:2, 2:3.',
     });
     expect(codeOf(body({ resolution: '4k' }))).toBe('invalid_parameter');
-    expect(parseImageRequest(body({ response_format: 'url' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'response_format must be one of b64_json.' });
+    expect(parseImageRequest(body({ response_format: 'url' }))).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'response_format must be one of b64_json.',
+    });
     expect(codeOf(body({ prompt: '' }))).toBe('invalid_parameter');
   });
 });
@@ -54,7 +61,8 @@ describe('resolveImageRequest', () => {
   it('applies the model defaults', () => {
     expect(resolve(body({ n: 4 }))).toEqual({ ok: true, request: { prompt: 'a cat', n: 4, aspect_ratio: '1:1', resolution: '1k', reference_images: [] } });
     expect(resolve(body({ quality: 'high', resolution: '2k', aspect_ratio: '16:9' }))).toEqual({
-      ok: true, request: { prompt: 'a cat', n: 1, aspect_ratio: '16:9', resolution: '2k', quality: 'high', reference_images: [] },
+      ok: true,
+      request: { prompt: 'a cat', n: 1, aspect_ratio: '16:9', resolution: '2k', quality: 'high', reference_images: [] },
     });
   });
 
@@ -71,7 +79,11 @@ describe('resolveImageRequest', () => {
     // The bytes sniff as PNG and JPEG, but neither header holds a size.
     const pngNoIhdr = `data:image/png;base64,${base64Of(bytesOf([0x89], 'PNG\r\n\x1a\n', [0, 0, 0, 0]))}`;
     const jpegNoFrame = `data:image/jpeg;base64,${base64Of(jpegWithDnlHeight(640))}`;
-    const refused = { ok: false, code: 'invalid_parameter', message: 'reference_images[0] has an image header whose size cannot be read; send aspect_ratio or a readable image.' };
+    const refused = {
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'reference_images[0] has an image header whose size cannot be read; send aspect_ratio or a readable image.',
+    };
     expect(resolve(body({ reference_images: [pngNoIhdr] }))).toEqual(refused);
     expect(resolve(body({ reference_images: [jpegNoFrame, PNG_2x1] }))).toEqual(refused);
     // With a ratio the header is not needed, and only the first reference sets the default.
@@ -82,26 +94,48 @@ describe('resolveImageRequest', () => {
   it('refuses a reference whose declared type the bytes contradict', () => {
     const jpegAsPng = `data:image/png;base64,${base64Of(baselineJpeg(10, 10))}`;
     expect(resolve(body({ reference_images: [PNG_2x1, jpegAsPng] }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'reference_images[1] must be a base64 data URL of a PNG, JPEG or WebP image.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'reference_images[1] must be a base64 data URL of a PNG, JPEG or WebP image.',
     });
   });
 
   it('gives remote_media for a linked reference image, before the model checks', () => {
     expect(resolve(body({ reference_images: ['https://x/a.png', 'a', 'b'] }))).toEqual({
-      ok: false, code: 'remote_media', message: 'reference_images[0] links a URL; reference images must be inline data: URLs.',
+      ok: false,
+      code: 'remote_media',
+      message: 'reference_images[0] links a URL; reference images must be inline data: URLs.',
     });
   });
 
   it('checks references, resolution and quality against the model', () => {
     const plain: ModelConfig = { id: 'plain', type: 'image' };
-    expect(resolve(body({ reference_images: [PNG_2x1] }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'reference_images is not taken by the model plain.' });
+    expect(resolve(body({ reference_images: [PNG_2x1] }), plain)).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'reference_images is not taken by the model plain.',
+    });
     expect(resolve(body({ reference_images: [PNG_2x1, PNG_2x1, PNG_2x1] }))).toMatchObject({ ok: false, code: 'invalid_parameter' });
     expect(resolve(body({ reference_images: ['data:image/gif;base64,AAAA'] }))).toEqual({
-      ok: false, code: 'invalid_parameter', message: 'reference_images[0] must be a base64 data URL of a PNG, JPEG or WebP image.',
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'reference_images[0] must be a base64 data URL of a PNG, JPEG or WebP image.',
     });
     expect(resolve(body({ reference_images: ['data:image/png;base64,A A'] }))).toMatchObject({ ok: false, code: 'invalid_parameter' });
-    expect(resolve(body({ resolution: '2k' }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'resolution must be one of 1k for the model plain.' });
-    expect(resolve(body({ quality: 'high' }), plain)).toEqual({ ok: false, code: 'invalid_parameter', message: 'quality is not a setting of the model plain.' });
-    expect(resolve(body({ quality: 'medium' }))).toEqual({ ok: false, code: 'invalid_parameter', message: 'quality must be one of low, high for the model pix.' });
+    expect(resolve(body({ resolution: '2k' }), plain)).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'resolution must be one of 1k for the model plain.',
+    });
+    expect(resolve(body({ quality: 'high' }), plain)).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'quality is not a setting of the model plain.',
+    });
+    expect(resolve(body({ quality: 'medium' }))).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'quality must be one of low, high for the model pix.',
+    });
   });
 });

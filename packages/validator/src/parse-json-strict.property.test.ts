@@ -4,7 +4,10 @@ import { parseJsonStrict } from './parse-json-strict';
 
 describe('parseJsonStrict properties', () => {
   it('agrees with JSON.parse on every valid document without duplicate keys', () => {
-    const document = fc.record({ body: fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue({ maxDepth: 4 })), space: fc.constantFrom(undefined, 0, 1, 2, '\t') });
+    const document = fc.record({
+      body: fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue({ maxDepth: 4 })),
+      space: fc.constantFrom(undefined, 0, 1, 2, '\t'),
+    });
     fc.assert(
       fc.property(document, ({ body, space }) => {
         const text = JSON.stringify(body, null, space);
@@ -21,20 +24,49 @@ describe('parseJsonStrict properties', () => {
   });
 
   it('refuses whatever JSON.parse refuses, and never throws', () => {
-    const alphabet = fc.constantFrom('{', '}', '[', ']', '"', ':', ',', ' ', '\n', '\\', 'u', '0', '1', '-', '.', 'e', 'a', 't', 'r', 'e', 'n', 'l', 'f', 's', '\u0001');
+    const alphabet = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      ':',
+      ',',
+      ' ',
+      '\n',
+      '\\',
+      'u',
+      '0',
+      '1',
+      '-',
+      '.',
+      'e',
+      'a',
+      't',
+      'r',
+      'e',
+      'n',
+      'l',
+      'f',
+      's',
+      '\u0001',
+    );
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 40 }).map((chars) => `{${chars.join('')}`), (text) => {
-        let expected: unknown;
-        try {
-          expected = JSON.parse(text);
-        } catch {
-          expected = undefined;
-        }
-        const result = parseJsonStrict(text);
-        if (expected === undefined) expect(result.ok ? 'ok' : result.code).toBe('invalid_request_body');
-        else if (result.ok) expect(result.value).toStrictEqual(expected);
-        else expect(result.code).toBe('duplicate_json_key');
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 40 }).map((chars) => `{${chars.join('')}`),
+        (text) => {
+          let expected: unknown;
+          try {
+            expected = JSON.parse(text);
+          } catch {
+            expected = undefined;
+          }
+          const result = parseJsonStrict(text);
+          if (expected === undefined) expect(result.ok ? 'ok' : result.code).toBe('invalid_request_body');
+          else if (result.ok) expect(result.value).toStrictEqual(expected);
+          else expect(result.code).toBe('duplicate_json_key');
+        },
+      ),
       { numRuns: 3000 },
     );
   });

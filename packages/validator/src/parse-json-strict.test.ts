@@ -29,14 +29,37 @@ describe('parseJsonStrict', () => {
   });
 
   it('refuses a body that is not a JSON object with invalid_request_body', () => {
-    for (const text of ['[]', '"x"', '1', 'null', '', '   ', '{', '{"a":1,}', '{"a" 1}', '{"a":01}', '{"a":1} x', "{'a':1}", '{"a":tru}', '{"a":"\u0001"}', '{"a":"\\x"}', '{"a":"\\u12G4"}', '{"a":-}', '{"a":1.}', '{"a":1e}', '{"a":"abc']) {
+    for (const text of [
+      '[]',
+      '"x"',
+      '1',
+      'null',
+      '',
+      '   ',
+      '{',
+      '{"a":1,}',
+      '{"a" 1}',
+      '{"a":01}',
+      '{"a":1} x',
+      "{'a':1}",
+      '{"a":tru}',
+      '{"a":"\u0001"}',
+      '{"a":"\\x"}',
+      '{"a":"\\u12G4"}',
+      '{"a":-}',
+      '{"a":1.}',
+      '{"a":1e}',
+      '{"a":"abc',
+    ]) {
       expect([text, codeOf(text)]).toEqual([text, 'invalid_request_body']);
     }
   });
 
   it('refuses bytes that are not UTF-8', () => {
     expect(parseJsonStrict(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).toEqual({
-      ok: false, code: 'invalid_request_body', message: 'The request body is not valid UTF-8.',
+      ok: false,
+      code: 'invalid_request_body',
+      message: 'The request body is not valid UTF-8.',
     });
   });
 
@@ -63,7 +86,9 @@ describe('parseJsonStrict', () => {
     expect(codeOf(nest(1000))).toBe('ok');
     expect(codeOf(nest(1001))).toBe('request_too_complex');
     expect(parseJsonStrict(nest(100_000))).toEqual({
-      ok: false, code: 'request_too_complex', message: 'The request body nests deeper than 1000 levels.',
+      ok: false,
+      code: 'request_too_complex',
+      message: 'The request body nests deeper than 1000 levels.',
     });
   });
 

@@ -60,10 +60,8 @@ function parseText(text: string, maxValues: number, maxDepth: number): ParseJson
   let pos = skipSpace(text, 0);
   if (text.charCodeAt(pos) !== 0x7b) return fail('invalid_request_body', 'The request body must be a JSON object.');
 
-  const invalid = (reason: string, at: number): Fail =>
-    fail('invalid_request_body', `The request body is not valid JSON: ${reason} (at character ${at}).`);
-  const unexpected = (at: number): Fail =>
-    invalid(at >= length ? 'it ends too early' : `unexpected ${JSON.stringify(text[at])}`, at);
+  const invalid = (reason: string, at: number): Fail => fail('invalid_request_body', `The request body is not valid JSON: ${reason} (at character ${at}).`);
+  const unexpected = (at: number): Fail => invalid(at >= length ? 'it ends too early' : `unexpected ${JSON.stringify(text[at])}`, at);
 
   /** Reads an object key at `pos` (after whitespace), its colon, and the whitespace after. */
   const readKey = (): Fail | undefined => {

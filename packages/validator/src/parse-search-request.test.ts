@@ -9,7 +9,11 @@ describe('parseSearchRequest', () => {
   });
 
   it('refuses bad values and unlisted fields naming the field', () => {
-    expect(parseSearchRequest({ query: 'q', max_results: 21 })).toEqual({ ok: false, code: 'invalid_parameter', message: 'max_results must be an integer from 1 to 20.' });
+    expect(parseSearchRequest({ query: 'q', max_results: 21 })).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'max_results must be an integer from 1 to 20.',
+    });
     expect(parseSearchRequest({ query: 'q', page: 2 })).toEqual({ ok: false, code: 'invalid_parameter', message: 'page is not a field of this endpoint.' });
     expect(parseSearchRequest({ query: 3 })).toMatchObject({ ok: false, code: 'invalid_request_body' });
     expect(parseSearchRequest({})).toEqual({ ok: false, code: 'invalid_request_body', message: 'query is required.' });
@@ -24,12 +28,24 @@ describe('parseFetchRequest', () => {
 
   it('refuses any url that is not an absolute http(s) URL, naming url', () => {
     for (const url of [undefined, 5, '', '/relative', 'ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'http://']) {
-      expect(parseFetchRequest(url === undefined ? {} : { url })).toEqual({ ok: false, code: 'invalid_parameter', message: 'url must be an absolute http or https URL.' });
+      expect(parseFetchRequest(url === undefined ? {} : { url })).toEqual({
+        ok: false,
+        code: 'invalid_parameter',
+        message: 'url must be an absolute http or https URL.',
+      });
     }
   });
 
   it('refuses other fields and formats naming the field', () => {
-    expect(parseFetchRequest({ url: 'https://a.b', headers: {} })).toEqual({ ok: false, code: 'invalid_parameter', message: 'headers is not a field of this endpoint.' });
-    expect(parseFetchRequest({ url: 'https://a.b', format: 'html' })).toEqual({ ok: false, code: 'invalid_parameter', message: 'format must be one of markdown, text.' });
+    expect(parseFetchRequest({ url: 'https://a.b', headers: {} })).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'headers is not a field of this endpoint.',
+    });
+    expect(parseFetchRequest({ url: 'https://a.b', format: 'html' })).toEqual({
+      ok: false,
+      code: 'invalid_parameter',
+      message: 'format must be one of markdown, text.',
+    });
   });
 });

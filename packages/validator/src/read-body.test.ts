@@ -55,7 +55,10 @@ describe('readBody', () => {
     const { timers, pending, fire } = manualTimers();
     let clock = 1_000;
     const reading = readBody(post(streamed([new Uint8Array([1])], { close: false })), {
-      startedAt: 0, timeoutMs: 60_000, now: () => clock, timers,
+      startedAt: 0,
+      timeoutMs: 60_000,
+      now: () => clock,
+      timers,
     });
     // The deadline is armed once the read started: wait for it rather than a fixed time.
     await expect.poll(() => pending.size, { timeout: 5_000, interval: 1 }).toBe(1);

@@ -13,7 +13,13 @@ const chatBody = {
   model: 'fast',
   messages: [
     { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is this?' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+      ],
+    },
     { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }] },
     { role: 'tool', content: 'a cat', tool_call_id: 'c1' },
   ],
@@ -25,7 +31,16 @@ const chatBody = {
   tool_choice: 'auto',
   parallel_tool_calls: true,
 };
-const imageBody = { model: 'pix', prompt: 'a cat', n: 2, aspect_ratio: '1:1', resolution: '1k', quality: 'low', reference_images: ['data:image/png;base64,AAAA'], response_format: 'b64_json' };
+const imageBody = {
+  model: 'pix',
+  prompt: 'a cat',
+  n: 2,
+  aspect_ratio: '1:1',
+  resolution: '1k',
+  quality: 'low',
+  reference_images: ['data:image/png;base64,AAAA'],
+  response_format: 'b64_json',
+};
 const chatModel: ModelConfig = { id: 'fast', type: 'chat', max_output_tokens: 500, input_modalities: ['text', 'image'] };
 const imageModel: ModelConfig = { id: 'pix', type: 'image', max_reference_images: 1, qualities: ['low'] };
 
@@ -40,7 +55,12 @@ function slots(value: Json, out: [Record<string, Json> | Json[], string | number
 }
 
 const mutation = fc.array(
-  fc.record({ at: fc.nat(), kind: fc.constantFrom('replace', 'delete', 'add'), value: fc.jsonValue({ maxDepth: 2 }), key: fc.constantFrom('type', 'role', 'url', 'content', 'x', 'name', 'size') }),
+  fc.record({
+    at: fc.nat(),
+    kind: fc.constantFrom('replace', 'delete', 'add'),
+    value: fc.jsonValue({ maxDepth: 2 }),
+    key: fc.constantFrom('type', 'role', 'url', 'content', 'x', 'name', 'size'),
+  }),
   { minLength: 1, maxLength: 4 },
 );
 

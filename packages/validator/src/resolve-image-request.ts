@@ -37,9 +37,12 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
   if (linked !== -1) return fail('remote_media', `reference_images[${linked}] links a URL; reference images must be inline data: URLs.`);
   const most = model.max_reference_images ?? 0;
   if (references.length > most) {
-    return fail('invalid_parameter', most === 0
-      ? `reference_images is not taken by the model ${model.id}.`
-      : `reference_images holds ${references.length} images; the model ${model.id} takes at most ${most}.`);
+    return fail(
+      'invalid_parameter',
+      most === 0
+        ? `reference_images is not taken by the model ${model.id}.`
+        : `reference_images holds ${references.length} images; the model ${model.id} takes at most ${most}.`,
+    );
   }
   let first: Uint8Array | undefined;
   for (const [index, reference] of references.entries()) {

@@ -10,7 +10,10 @@ export function oneOf<const T extends string>(values: readonly T[]) {
 
 /** A string whose value is refused whatever it is (an unknown role or kind), naming the values taken. */
 export function refusedString(values: readonly string[]) {
-  return v.pipe(v.string(), v.check(() => false, `must be one of ${values.join(', ')}`));
+  return v.pipe(
+    v.string(),
+    v.check(() => false, `must be one of ${values.join(', ')}`),
+  );
 }
 
 /** Whether a value is a JSON object (not an array, not null). */

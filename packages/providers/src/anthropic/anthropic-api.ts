@@ -4,9 +4,7 @@
  */
 
 /** A base64 or plain-text source of an image or document block. */
-export type AnthropicSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | { type: 'text'; media_type: 'text/plain'; data: string };
+export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
 
 /** A content block of a request message. */
 export type AnthropicRequestBlock =
@@ -55,14 +53,7 @@ export type AnthropicResponseBlock =
   | { type: 'redacted_thinking'; data: string };
 
 /** Why the model stopped. */
-export type AnthropicStopReason =
-  | 'end_turn'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'tool_use'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 /** Token counts: `input_tokens` excludes the cached parts, which are reported beside it. */
 export interface AnthropicUsage {

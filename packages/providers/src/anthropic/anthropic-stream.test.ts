@@ -16,7 +16,8 @@ async function translate(transcript: string): Promise<{ chunks: ChatCompletionCh
   });
   const chunks: ChatCompletionChunk[] = [];
   try {
-    for await (const chunk of body.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream()) as unknown as AsyncIterable<ChatCompletionChunk>) chunks.push(chunk);
+    for await (const chunk of body.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream()) as unknown as AsyncIterable<ChatCompletionChunk>)
+      chunks.push(chunk);
   } catch (error) {
     return { chunks, error };
   }
@@ -42,16 +43,29 @@ describe('createAnthropicStream', () => {
     const { chunks } = await translate(anthropicFixtures.toolUseStream);
     const calls = deltas(chunks).flatMap((delta) => delta.tool_calls ?? []);
     expect(calls[0]).toEqual({ index: 0, id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: '' } });
-    const args = [0, 1].map((index) => calls.filter((call) => call.index === index).map((call) => call.function?.arguments ?? '').join(''));
+    const args = [0, 1].map((index) =>
+      calls
+        .filter((call) => call.index === index)
+        .map((call) => call.function?.arguments ?? '')
+        .join(''),
+    );
     expect(args.map((text) => JSON.parse(text))).toEqual([{ city: 'San Francisco' }, { city: 'Tokyo', unit: 'celsius' }]);
-    expect(deltas(chunks).map((delta) => delta.content ?? '').join('')).toBe("Okay, let's check the weather for both cities:");
+    expect(
+      deltas(chunks)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe("Okay, let's check the weather for both cities:");
     expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('tool_calls');
     expect(chunks[chunks.length - 1]!.usage).toMatchObject({ prompt_tokens: 472, completion_tokens: 89, total_tokens: 561 });
   });
 
   it('leaves thinking out of the content but counts it in the completion tokens', async () => {
     const { chunks } = await translate(anthropicFixtures.thinkingStream);
-    expect(deltas(chunks).map((delta) => delta.content ?? '').join('')).toBe('27 * 453 = 12,231');
+    expect(
+      deltas(chunks)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('27 * 453 = 12,231');
     expect(chunks[chunks.length - 1]!.usage).toMatchObject({ prompt_tokens: 36, completion_tokens: 58 });
   });
 
@@ -65,7 +79,11 @@ describe('createAnthropicStream', () => {
   it('errors with upstream_error when the stream ends before message_stop', async () => {
     const cut = anthropicFixtures.textStream.slice(0, anthropicFixtures.textStream.indexOf('event: message_delta'));
     const { chunks, error } = await translate(cut);
-    expect(deltas(chunks).map((delta) => delta.content ?? '').join('')).toBe('Hello! How can I help you today?');
+    expect(
+      deltas(chunks)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('Hello! How can I help you today?');
     expect(chunks.some((chunk) => chunk.usage)).toBe(false);
     expect(error).toMatchObject({ code: 'upstream_error', accepted: true });
   });

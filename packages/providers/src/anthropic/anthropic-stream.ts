@@ -27,7 +27,11 @@ export function createAnthropicStream(): TransformStream<SseEvent, ChatCompletio
   const toolIndexes = new Map<number, number>();
 
   const chunk = (delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk => ({
-    id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }],
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
 
   return new TransformStream<SseEvent, ChatCompletionChunk>({

@@ -98,7 +98,9 @@ describe('anthropic', () => {
 
   it('maps the fake context window to context_length_exceeded', async () => {
     const { provider } = setup({ contextTokens: 3 });
-    const error = await provider.chat!({ ...hello, messages: [{ role: 'user', content: 'one two three four' }] }, { upstream: 'c' }).catch((caught: unknown) => caught);
+    const error = await provider.chat!({ ...hello, messages: [{ role: 'user', content: 'one two three four' }] }, { upstream: 'c' }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toMatchObject({ code: 'context_length_exceeded', status: 400 });
   });
 });

@@ -18,7 +18,7 @@ export function convertToAnthropicContent(content: string | ContentPart[] | null
   const blocks: AnthropicRequestBlock[] = [];
   for (const part of content) {
     if (part.type === 'text' || part.type === 'refusal') {
-      const text = String(part.type === 'text' ? part.text : (part as { refusal?: unknown }).refusal ?? '');
+      const text = String(part.type === 'text' ? part.text : ((part as { refusal?: unknown }).refusal ?? ''));
       if (text !== '') blocks.push({ type: 'text', text });
       continue;
     }

@@ -6,7 +6,13 @@ const body = (type: string, message = 'x') => ({ type: 'error', error: { type, m
 describe('mapAnthropicError', () => {
   const cases: [number, string, string, string, boolean][] = [
     [400, 'invalid_request_error', 'prompt is too long: 210034 tokens > 200000 maximum', 'context_length_exceeded', true],
-    [400, 'invalid_request_error', 'input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again', 'context_length_exceeded', true],
+    [
+      400,
+      'invalid_request_error',
+      'input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again',
+      'context_length_exceeded',
+      true,
+    ],
     [400, 'invalid_request_error', 'Output blocked by content filtering policy', 'content_filter', true],
     [400, 'invalid_request_error', 'max_tokens: Field required', 'invalid_request', true],
     [401, 'authentication_error', 'invalid x-api-key', 'upstream_error', true],

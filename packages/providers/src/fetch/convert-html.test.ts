@@ -29,37 +29,30 @@ describe('convertHtml', () => {
   it('returns the title and the main content as markdown, chrome removed, links absolute', () => {
     const { title, content } = convertHtml(PAGE, 'markdown', BASE);
     expect(title).toBe('The Guide & More');
-    expect(content).toBe([
-      '# Getting started',
-      '',
-      'Read the [introduction](https://example.com/intro.html) and **install** it.',
-      '',
-      '![A chart](https://example.com/img/chart.png)',
-      '',
-      '-   one',
-      '-   two',
-      '',
-      '```',
-      'npm install tollgate',
-      '```',
-    ].join('\n'));
+    expect(content).toBe(
+      [
+        '# Getting started',
+        '',
+        'Read the [introduction](https://example.com/intro.html) and **install** it.',
+        '',
+        '![A chart](https://example.com/img/chart.png)',
+        '',
+        '-   one',
+        '-   two',
+        '',
+        '```',
+        'npm install tollgate',
+        '```',
+      ].join('\n'),
+    );
   });
 
   it('returns plain text for format text', () => {
     const { title, content } = convertHtml(PAGE, 'text', BASE);
     expect(title).toBe('The Guide & More');
-    expect(content).toBe([
-      'Getting started',
-      '',
-      'Read the introduction and install it.',
-      '',
-      'A chart',
-      '',
-      '-   one',
-      '-   two',
-      '',
-      'npm install tollgate',
-    ].join('\n'));
+    expect(content).toBe(
+      ['Getting started', '', 'Read the introduction and install it.', '', 'A chart', '', '-   one', '-   two', '', 'npm install tollgate'].join('\n'),
+    );
   });
 
   it('uses the whole body without main or article, still dropping chrome', () => {

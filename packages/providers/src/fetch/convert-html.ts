@@ -12,8 +12,25 @@ type Element = HTMLElement;
 
 /** Page chrome and non-content elements, dropped with everything inside them. */
 const DROPPED = new Set([
-  'SCRIPT', 'STYLE', 'NOSCRIPT', 'NAV', 'FOOTER', 'ASIDE', 'IFRAME', 'SVG', 'TEMPLATE', 'OBJECT',
-  'EMBED', 'CANVAS', 'BUTTON', 'SELECT', 'INPUT', 'TEXTAREA', 'DIALOG', 'LINK', 'META',
+  'SCRIPT',
+  'STYLE',
+  'NOSCRIPT',
+  'NAV',
+  'FOOTER',
+  'ASIDE',
+  'IFRAME',
+  'SVG',
+  'TEMPLATE',
+  'OBJECT',
+  'EMBED',
+  'CANVAS',
+  'BUTTON',
+  'SELECT',
+  'INPUT',
+  'TEXTAREA',
+  'DIALOG',
+  'LINK',
+  'META',
 ]);
 
 function hasAncestor(node: Element, names: string[]): boolean {
@@ -85,8 +102,7 @@ export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: 
   });
   service.addRule('dropped', { filter: isDropped, replacement: () => '' });
   service.addRule('main', {
-    filter: (node) =>
-      (isMain(node) || (node.nodeName === 'ARTICLE' && !hasAncestor(node, ['ARTICLE', 'MAIN']))) && !insideDropped(node),
+    filter: (node) => (isMain(node) || (node.nodeName === 'ARTICLE' && !hasAncestor(node, ['ARTICLE', 'MAIN']))) && !insideDropped(node),
     replacement: (content, node) => {
       (isMain(node) ? mains : articles).push(content);
       return `\n\n${content}\n\n`;
@@ -113,7 +129,7 @@ function useMarkdownLinkRules(service: TurndownService, baseUrl: string): void {
     filter: 'img',
     replacement: (_content, node) => {
       const src = absolute(node.getAttribute('src'), baseUrl);
-      const alt = (node.getAttribute('alt') ?? '').replace(/[\[\]\n]/g, ' ').trim();
+      const alt = (node.getAttribute('alt') ?? '').replace(/[[\]\n]/g, ' ').trim();
       return src === undefined ? alt : `![${alt}](${src.replace(/[()]/g, (c) => encodeURIComponent(c))})`;
     },
   });
@@ -135,5 +151,8 @@ function useTextRules(service: TurndownService): void {
 }
 
 function tidy(text: string): string {
-  return text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return text
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

@@ -3,11 +3,7 @@ import { createPageFetcher } from './create-page-fetcher';
 import type { PageFetcherOptions, PageTransportRequest } from './page-fetcher';
 
 /** A DNS table and a transport that record every call and never open a socket. */
-function harness(
-  dns: Record<string, string[]>,
-  pages: Record<string, () => Response>,
-  extra: Partial<PageFetcherOptions> = {},
-) {
+function harness(dns: Record<string, string[]>, pages: Record<string, () => Response>, extra: Partial<PageFetcherOptions> = {}) {
   const lookups: string[] = [];
   const connections: Array<{ url: string; address: string; headers: Record<string, string> }> = [];
   const fetcher = createPageFetcher({
@@ -28,9 +24,14 @@ function harness(
   return { fetcher, lookups, connections };
 }
 
-const html = (body: string, init: ResponseInit = {}) => () =>
-  new Response(body, { ...init, headers: { 'content-type': 'text/html; charset=utf-8', ...init.headers } });
-const redirect = (location: string, status = 302) => () => new Response(null, { status, headers: { location } });
+const html =
+  (body: string, init: ResponseInit = {}) =>
+  () =>
+    new Response(body, { ...init, headers: { 'content-type': 'text/html; charset=utf-8', ...init.headers } });
+const redirect =
+  (location: string, status = 302) =>
+  () =>
+    new Response(null, { status, headers: { location } });
 
 const PUBLIC = '93.184.215.14';
 
@@ -43,7 +44,7 @@ describe('createPageFetcher: SSRF guard', () => {
     'metadata.example': ['169.254.169.254'],
     'mapped.example': ['::ffff:127.0.0.1'],
     'garbage.example': ['not-an-address'],
-    'localhost': ['127.0.0.1', '::1'],
+    localhost: ['127.0.0.1', '::1'],
   };
 
   it.each([
@@ -133,8 +134,14 @@ describe('createPageFetcher: SSRF guard', () => {
     expect(result).toEqual({
       ok: true,
       page: {
-        object: 'page', url: 'http://example.com/a', final_url: 'https://example.com/f', status: 200, title: 'F',
-        content_type: 'text/html', content: 'done', truncated: false,
+        object: 'page',
+        url: 'http://example.com/a',
+        final_url: 'https://example.com/f',
+        status: 200,
+        title: 'F',
+        content_type: 'text/html',
+        content: 'done',
+        truncated: false,
       },
     });
     expect(lookups).toEqual(Array(6).fill('example.com'));
@@ -157,9 +164,13 @@ describe('createPageFetcher: SSRF guard', () => {
   });
 
   it('admits a non-public address only through the test-only allowAddress', async () => {
-    const { fetcher, connections } = harness({}, { 'http://127.0.0.1:8080/': html('<p>local</p>') }, {
-      allowAddress: (address) => address === '127.0.0.1',
-    });
+    const { fetcher, connections } = harness(
+      {},
+      { 'http://127.0.0.1:8080/': html('<p>local</p>') },
+      {
+        allowAddress: (address) => address === '127.0.0.1',
+      },
+    );
     const result = await fetcher.fetch({ url: 'http://127.1:8080/', format: 'markdown' });
     expect(result.ok && result.page.content).toBe('local');
     expect(connections.map((c) => c.address)).toEqual(['127.0.0.1']);
@@ -202,18 +213,24 @@ describe('createPageFetcher: precheck (no I/O, before the gateway holds credit)'
 describe('createPageFetcher: content, caps and failures', () => {
   const dns = { 'example.com': [PUBLIC] };
   // A string body would get `text/plain` from Response itself: send bytes when there is no type.
-  const body = (text: string | Uint8Array<ArrayBuffer>, type: string | null, status = 200) => () =>
-    new Response(typeof text === 'string' ? new TextEncoder().encode(text) : text, {
-      status, headers: type === null ? {} : { 'content-type': type },
-    });
+  const body =
+    (text: string | Uint8Array<ArrayBuffer>, type: string | null, status = 200) =>
+    () =>
+      new Response(typeof text === 'string' ? new TextEncoder().encode(text) : text, {
+        status,
+        headers: type === null ? {} : { 'content-type': type },
+      });
 
   it('sends the User-Agent and Accept headers to the checked address', async () => {
     const { fetcher, connections } = harness(dns, { 'https://example.com/': body('hi', 'text/plain') }, { userAgent: 'test-agent/1' });
     await fetcher.fetch({ url: 'https://example.com/', format: 'markdown' });
-    expect(connections).toEqual([{
-      url: 'https://example.com/', address: PUBLIC,
-      headers: { 'user-agent': 'test-agent/1', accept: expect.stringMatching(/^text\/html, /) },
-    }]);
+    expect(connections).toEqual([
+      {
+        url: 'https://example.com/',
+        address: PUBLIC,
+        headers: { 'user-agent': 'test-agent/1', accept: expect.stringMatching(/^text\/html, /) },
+      },
+    ]);
   });
 
   it.each([
@@ -227,20 +244,36 @@ describe('createPageFetcher: content, caps and failures', () => {
     const { fetcher } = harness(dns, { 'https://example.com/': body(text, header) });
     for (const format of ['markdown', 'text'] as const) {
       const result = await fetcher.fetch({ url: 'https://example.com/', format });
-      expect(result).toEqual({ ok: true, page: {
-        object: 'page', url: 'https://example.com/', final_url: 'https://example.com/', status: 200, title: null,
-        content_type: type, content: text, truncated: false,
-      } });
+      expect(result).toEqual({
+        ok: true,
+        page: {
+          object: 'page',
+          url: 'https://example.com/',
+          final_url: 'https://example.com/',
+          status: 200,
+          title: null,
+          content_type: type,
+          content: text,
+          truncated: false,
+        },
+      });
     }
   });
 
   it.each(['image/png', 'application/pdf', 'application/octet-stream', 'video/mp4'])(
-    'refuses %s with invalid_parameter without reading the body', async (type) => {
+    'refuses %s with invalid_parameter without reading the body',
+    async (type) => {
       let pulled = 0;
-      const stream = new ReadableStream<Uint8Array>({ pull(controller) { pulled += 1; controller.enqueue(new Uint8Array(1024)); } });
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 1;
+          controller.enqueue(new Uint8Array(1024));
+        },
+      });
       const { fetcher } = harness(dns, { 'https://example.com/x': () => new Response(stream, { headers: { 'content-type': type } }) });
       expect(await fetcher.fetch({ url: 'https://example.com/x', format: 'markdown' })).toEqual({
-        ok: false, code: 'invalid_parameter',
+        ok: false,
+        code: 'invalid_parameter',
         message: `url points to content of type ${type}; fetch reads HTML, text, markdown, JSON and XML.`,
       });
       expect(pulled).toBeLessThanOrEqual(1);
@@ -277,10 +310,19 @@ describe('createPageFetcher: content, caps and failures', () => {
     let cancelled = false;
     let pulls = 0;
     const stream = new ReadableStream<Uint8Array>({
-      pull(controller) { pulls += 1; controller.enqueue(new TextEncoder().encode('aé'.repeat(4))); },
-      cancel() { cancelled = true; },
+      pull(controller) {
+        pulls += 1;
+        controller.enqueue(new TextEncoder().encode('aé'.repeat(4)));
+      },
+      cancel() {
+        cancelled = true;
+      },
     });
-    const { fetcher } = harness(dns, { 'https://example.com/big': () => new Response(stream, { headers: { 'content-type': 'text/plain' } }) }, { maxBytes: 16 });
+    const { fetcher } = harness(
+      dns,
+      { 'https://example.com/big': () => new Response(stream, { headers: { 'content-type': 'text/plain' } }) },
+      { maxBytes: 16 },
+    );
     const result = await fetcher.fetch({ url: 'https://example.com/big', format: 'markdown' });
     // 12 bytes per chunk: the cap falls inside the second chunk's second "é" (bytes 15-16 of 16 kept: 'a' + 'é' + 'a' + first byte of 'é').
     expect(result.ok && [result.page.content, result.page.truncated]).toEqual(['aéaéaéaéaéa', true]);
@@ -303,18 +345,28 @@ describe('createPageFetcher: content, caps and failures', () => {
   it('maps a refused connection to upstream_unavailable and an unknown host too', async () => {
     const { fetcher } = harness({ 'example.com': [PUBLIC] }, {});
     expect(await fetcher.fetch({ url: 'https://example.com/', format: 'markdown' })).toEqual({
-      ok: false, code: 'upstream_unavailable', message: 'The page could not be reached.',
+      ok: false,
+      code: 'upstream_unavailable',
+      message: 'The page could not be reached.',
     });
     expect(await fetcher.fetch({ url: 'https://nowhere.example/', format: 'markdown' })).toEqual({
-      ok: false, code: 'upstream_unavailable', message: 'The host of url could not be resolved.',
+      ok: false,
+      code: 'upstream_unavailable',
+      message: 'The host of url could not be resolved.',
     });
   });
 
   it('maps a body that fails midway to upstream_error', async () => {
-    const stream = new ReadableStream<Uint8Array>({ pull(controller) { controller.error(new Error('socket hang up')); } });
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.error(new Error('socket hang up'));
+      },
+    });
     const { fetcher } = harness(dns, { 'https://example.com/': () => new Response(stream, { headers: { 'content-type': 'text/html' } }) });
     expect(await fetcher.fetch({ url: 'https://example.com/', format: 'markdown' })).toEqual({
-      ok: false, code: 'upstream_error', message: 'The page failed while its body was read.',
+      ok: false,
+      code: 'upstream_error',
+      message: 'The page failed while its body was read.',
     });
   });
 
@@ -322,17 +374,26 @@ describe('createPageFetcher: content, caps and failures', () => {
     let signal: AbortSignal | undefined;
     const fetcher = createPageFetcher({
       resolve: async () => [PUBLIC],
-      transport: (request) => { signal = request.signal; return new Promise<Response>(() => undefined); },
+      transport: (request) => {
+        signal = request.signal;
+        return new Promise<Response>(() => undefined);
+      },
       timeoutMs: 5,
     });
     expect(await fetcher.fetch({ url: 'https://example.com/', format: 'markdown' })).toEqual({
-      ok: false, code: 'upstream_error', message: 'The page did not load within 1 s.',
+      ok: false,
+      code: 'upstream_error',
+      message: 'The page did not load within 1 s.',
     });
     expect(signal?.aborted).toBe(true);
   });
 
   it('stops a body that stalls at the time cap, and a resolver that hangs', async () => {
-    const stalled = new ReadableStream<Uint8Array>({ start(controller) { controller.enqueue(new Uint8Array([65])); } });
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array([65]));
+      },
+    });
     const slowBody = createPageFetcher({
       resolve: async () => [PUBLIC],
       transport: async () => new Response(stalled, { headers: { 'content-type': 'text/plain' } }),
@@ -348,10 +409,15 @@ describe('createPageFetcher: content, caps and failures', () => {
     const controller = new AbortController();
     const fetcher = createPageFetcher({
       resolve: async () => [PUBLIC],
-      transport: () => { controller.abort(); return new Promise<Response>(() => undefined); },
+      transport: () => {
+        controller.abort();
+        return new Promise<Response>(() => undefined);
+      },
     });
     expect(await fetcher.fetch({ url: 'https://example.com/', format: 'markdown' }, { signal: controller.signal })).toEqual({
-      ok: false, code: 'upstream_error', message: 'The fetch was cancelled.',
+      ok: false,
+      code: 'upstream_error',
+      message: 'The fetch was cancelled.',
     });
   });
 });

@@ -42,7 +42,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 function isPublicIPv4(value: number): boolean {
-  return BLOCKED_IPV4_MASKS.every(({ network, mask }) => ((value & mask) >>> 0) !== network);
+  return BLOCKED_IPV4_MASKS.every(({ network, mask }) => (value & mask) >>> 0 !== network);
 }
 
 function embeddedIPv4(high: number, low: number): number {

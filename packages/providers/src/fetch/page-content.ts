@@ -7,9 +7,7 @@ export type ContentKind = 'html' | 'text' | 'refused';
 export function parseContentType(header: string | null): { type: string; charset: string | undefined } {
   if (header === null || header.trim() === '') return { type: '', charset: undefined };
   const [type = '', ...parameters] = header.split(';');
-  const charset = parameters
-    .map((parameter) => parameter.trim().match(/^charset\s*=\s*"?([^";\s]+)"?$/i)?.[1])
-    .find((value) => value !== undefined);
+  const charset = parameters.map((parameter) => parameter.trim().match(/^charset\s*=\s*"?([^";\s]+)"?$/i)?.[1]).find((value) => value !== undefined);
   return { type: type.trim().toLowerCase(), charset };
 }
 
@@ -28,7 +26,11 @@ export function contentKind(type: string): ContentKind {
 
 /** A media type for a reply without Content-Type, guessed from its first bytes; `''` when binary. */
 export function sniffContentType(bytes: Uint8Array): string {
-  const head = new TextDecoder().decode(bytes.subarray(0, 1024)).replace(/^\uFEFF/, '').trimStart().toLowerCase();
+  const head = new TextDecoder()
+    .decode(bytes.subarray(0, 1024))
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .toLowerCase();
   if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'text/html';
   return bytes.subarray(0, 1024).includes(0) ? '' : 'text/plain';
 }
@@ -53,12 +55,7 @@ export function decodeBody(bytes: Uint8Array, charset: string | undefined, trunc
 }
 
 /** The page's title and content for its kind and the requested format. */
-export function pageContent(
-  kind: 'html' | 'text',
-  text: string,
-  format: 'markdown' | 'text',
-  baseUrl: string,
-): { title: string | null; content: string } {
+export function pageContent(kind: 'html' | 'text', text: string, format: 'markdown' | 'text', baseUrl: string): { title: string | null; content: string } {
   if (kind === 'text') return { title: null, content: text };
   return convertHtml(text, format, baseUrl);
 }

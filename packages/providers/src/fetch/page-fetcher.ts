@@ -62,9 +62,7 @@ export interface Page {
 }
 
 /** What a page fetch returns: the page, or a refusal with a code of the catalogue and a message for the client. */
-export type PageFetchResult =
-  | { ok: true; page: Page }
-  | { ok: false; code: 'invalid_parameter' | 'upstream_error' | 'upstream_unavailable'; message: string };
+export type PageFetchResult = { ok: true; page: Page } | { ok: false; code: 'invalid_parameter' | 'upstream_error' | 'upstream_unavailable'; message: string };
 
 /** The outcome of {@link PageFetcher.precheck}: refused on its spelling alone, or worth fetching. */
 export type PageUrlCheck = { ok: true } | { ok: false; code: 'invalid_parameter'; message: string };

@@ -104,16 +104,22 @@ export function formatIPv4(value: number): string {
 function formatIPv6(words: number[]): string {
   // IPv4-mapped addresses read best (and are checked) as their IPv4 address.
   if (words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff) {
-    return `::ffff:${formatIPv4(((words[6] as number) << 16 | (words[7] as number)) >>> 0)}`;
+    return `::ffff:${formatIPv4((((words[6] as number) << 16) | (words[7] as number)) >>> 0)}`;
   }
   // RFC 5952: the longest run (of two or more) of zero words becomes `::`, the first one on a tie.
   let bestStart = -1;
   let bestLength = 1;
   for (let start = 0; start < 8; ) {
-    if (words[start] !== 0) { start += 1; continue; }
+    if (words[start] !== 0) {
+      start += 1;
+      continue;
+    }
     let end = start;
     while (end < 8 && words[end] === 0) end += 1;
-    if (end - start > bestLength) { bestStart = start; bestLength = end - start; }
+    if (end - start > bestLength) {
+      bestStart = start;
+      bestLength = end - start;
+    }
     start = end;
   }
   const hex = words.map((word) => word.toString(16));

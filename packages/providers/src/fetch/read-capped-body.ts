@@ -15,11 +15,7 @@ export interface CappedBody {
  * @example
  * const { bytes, truncated } = await readCappedBody(response.body, 5 * 1024 * 1024, signal);
  */
-export async function readCappedBody(
-  body: ReadableStream<Uint8Array> | null,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<CappedBody> {
+export async function readCappedBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, signal: AbortSignal): Promise<CappedBody> {
   if (body === null) return { bytes: new Uint8Array(0), truncated: false };
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

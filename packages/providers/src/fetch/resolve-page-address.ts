@@ -6,9 +6,7 @@ import { parseHostAddress } from './parse-host-address';
 export const NOT_PUBLIC_MESSAGE = 'url must point to a public address; its host is a private, local or reserved address.';
 
 /** The result of {@link resolvePageAddress}. */
-export type ResolvePageAddressResult =
-  | { ok: true; address: string }
-  | { ok: false; code: 'invalid_parameter' | 'upstream_unavailable'; message: string };
+export type ResolvePageAddressResult = { ok: true; address: string } | { ok: false; code: 'invalid_parameter' | 'upstream_unavailable'; message: string };
 
 /**
  * The address to connect to for a URL: its IP literal, or every address its name resolves to —
@@ -18,10 +16,7 @@ export type ResolvePageAddressResult =
  * @example
  * await resolvePageAddress(new URL('http://2130706433/'), options); // { ok: false, code: 'invalid_parameter', … }
  */
-export async function resolvePageAddress(
-  url: URL,
-  options: Pick<PageFetcherOptions, 'resolve' | 'allowAddress'>,
-): Promise<ResolvePageAddressResult> {
+export async function resolvePageAddress(url: URL, options: Pick<PageFetcherOptions, 'resolve' | 'allowAddress'>): Promise<ResolvePageAddressResult> {
   const literal = parseHostAddress(url.hostname);
   let addresses: string[];
   if (literal !== undefined) {

@@ -16,7 +16,7 @@ export function convertToGeminiParts(content: string | ContentPart[] | null, all
   const parts: GeminiPart[] = [];
   for (const part of content) {
     if (part.type === 'text' || part.type === 'refusal') {
-      const text = String(part.type === 'text' ? part.text : (part as { refusal?: unknown }).refusal ?? '');
+      const text = String(part.type === 'text' ? part.text : ((part as { refusal?: unknown }).refusal ?? ''));
       if (text !== '') parts.push({ text });
       continue;
     }

@@ -16,7 +16,8 @@ async function translate(transcript: string): Promise<{ chunks: ChatCompletionCh
   });
   const chunks: ChatCompletionChunk[] = [];
   try {
-    for await (const chunk of body.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream()) as unknown as AsyncIterable<ChatCompletionChunk>) chunks.push(chunk);
+    for await (const chunk of body.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream()) as unknown as AsyncIterable<ChatCompletionChunk>)
+      chunks.push(chunk);
   } catch (error) {
     return { chunks, error };
   }
@@ -33,7 +34,13 @@ describe('createGeminiStream', () => {
     expect(chunks.map((chunk) => chunk.choices[0]?.finish_reason ?? null)).toEqual([null, null, null, 'stop', null]);
     expect(chunks[chunks.length - 1]).toMatchObject({
       choices: [],
-      usage: { prompt_tokens: 9, completion_tokens: 349, total_tokens: 358, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 341 } },
+      usage: {
+        prompt_tokens: 9,
+        completion_tokens: 349,
+        total_tokens: 358,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 341 },
+      },
     });
   });
 
@@ -59,7 +66,11 @@ describe('createGeminiStream', () => {
   it('ends with finish_reason content_filter when a safety stop follows some text', async () => {
     const { chunks, error } = await translate(geminiFixtures.safetyStream);
     expect(error).toBeUndefined();
-    expect(deltas(chunks).map((delta) => delta.content ?? '').join('')).toBe('Here is how');
+    expect(
+      deltas(chunks)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('Here is how');
     expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('content_filter');
   });
 
@@ -72,7 +83,11 @@ describe('createGeminiStream', () => {
 
   it('maps an error event to its code, as accepted', async () => {
     const { chunks, error } = await translate(geminiFixtures.errorStream);
-    expect(deltas(chunks).map((delta) => delta.content ?? '').join('')).toBe('Once upon');
+    expect(
+      deltas(chunks)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('Once upon');
     expect(error).toMatchObject({ code: 'upstream_unavailable', accepted: true });
   });
 

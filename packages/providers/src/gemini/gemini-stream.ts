@@ -30,7 +30,11 @@ export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionCh
   let finish: string | undefined;
 
   const chunk = (delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk => ({
-    id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }],
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
 
   return new TransformStream<SseEvent, ChatCompletionChunk>({
@@ -61,7 +65,9 @@ export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionCh
         if (part.text && !part.thought) delta.content = part.text;
         if (part.functionCall) {
           const args = JSON.stringify(part.functionCall.args ?? {});
-          delta.tool_calls = [{ index: toolCalls++, id: geminiToolCallId(part), type: 'function', function: { name: part.functionCall.name, arguments: args } }];
+          delta.tool_calls = [
+            { index: toolCalls++, id: geminiToolCallId(part), type: 'function', function: { name: part.functionCall.name, arguments: args } },
+          ];
         }
         if (delta.content === undefined && delta.tool_calls === undefined) continue;
         if (!started) {

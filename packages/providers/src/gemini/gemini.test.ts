@@ -70,17 +70,30 @@ describe('gemini', () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const first = await provider.chat!({ ...hello, tools }, { upstream: 'gemini-3-pro-preview' });
     const call = first.choices[0]!.message.tool_calls![0]!;
-    const second = await provider.chat!({
-      ...hello,
-      tools,
-      messages: [...hello.messages, { role: 'assistant', content: first.choices[0]!.message.content, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: 'sunny' }],
-    }, { upstream: 'gemini-3-pro-preview' });
+    const second = await provider.chat!(
+      {
+        ...hello,
+        tools,
+        messages: [
+          ...hello.messages,
+          { role: 'assistant', content: first.choices[0]!.message.content, tool_calls: [call] },
+          { role: 'tool', tool_call_id: call.id, content: 'sunny' },
+        ],
+      },
+      { upstream: 'gemini-3-pro-preview' },
+    );
     expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'It is sunny.' } });
     expect(fake.requests[1]!.body.contents[2].parts[0]).toEqual({ functionResponse: { name: 'get_weather', response: { result: 'sunny' } } });
   });
 
   describe('images', () => {
-    const image: ProviderImageRequest = { prompt: 'a red fox', n: 2, aspect_ratio: '16:9', resolution: '2k', reference_images: [`data:image/png;base64,${PNG}`] };
+    const image: ProviderImageRequest = {
+      prompt: 'a red fox',
+      n: 2,
+      aspect_ratio: '16:9',
+      resolution: '2k',
+      reference_images: [`data:image/png;base64,${PNG}`],
+    };
 
     it('makes n generateContent calls with IMAGE output, the aspect ratio and 2K, references first', async () => {
       const { fake, provider } = setup();
@@ -99,7 +112,12 @@ describe('gemini', () => {
       const partly = setup({ faults: [{ kind: 'status', status: 500 }] });
       expect(await partly.provider.images!({ ...image, resolution: '1k' }, { upstream: 'gemini-2.5-flash-image' })).toHaveLength(1);
       expect(partly.fake.requests[1]!.body.generationConfig.imageConfig).toEqual({ aspectRatio: '16:9' });
-      const none = setup({ faults: [{ kind: 'status', status: 429, retryAfter: 4 }, { kind: 'status', status: 429, retryAfter: 4 }] });
+      const none = setup({
+        faults: [
+          { kind: 'status', status: 429, retryAfter: 4 },
+          { kind: 'status', status: 429, retryAfter: 4 },
+        ],
+      });
       const error = await none.provider.images!(image, { upstream: 'gemini-2.5-flash-image' }).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ code: 'upstream_busy', accepted: false, retryAfter: 4 });
     });

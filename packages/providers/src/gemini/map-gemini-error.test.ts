@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { mapGeminiError } from './map-gemini-error';
 
-const body = (code: number, status: string, message: string, details?: Record<string, unknown>[]) => ({ error: { code, message, status, ...(details ? { details } : {}) } });
+const body = (code: number, status: string, message: string, details?: Record<string, unknown>[]) => ({
+  error: { code, message, status, ...(details ? { details } : {}) },
+});
 
 describe('mapGeminiError', () => {
   const cases: [number, string, string, string, boolean][] = [

@@ -1,7 +1,17 @@
 import type { FinishReason } from '@tollgate/core';
 
 /** Finish reasons that mean a safety or policy system stopped the answer. */
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'LANGUAGE', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
+const FILTERED = new Set([
+  'SAFETY',
+  'RECITATION',
+  'LANGUAGE',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
 
 /**
  * Maps a Gemini `finishReason` to an OpenAI `finish_reason`. Gemini ends a turn with function calls

@@ -40,24 +40,27 @@ export function cancellableStream<T>(source: ReadableStream<T>, abort: LinkedAbo
       onEnd();
     }
   };
-  return new ReadableStream<T>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
+  return new ReadableStream<T>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            end();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
           end();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
+          const upstreamFailed = !abort.signal.aborted && !(error instanceof ProviderError);
+          controller.error(upstreamFailed ? new ProviderError('upstream_error', { accepted: true }) : error);
+        }
+      },
+      async cancel(reason) {
+        abort.abort();
         end();
-        const upstreamFailed = !abort.signal.aborted && !(error instanceof ProviderError);
-        controller.error(upstreamFailed ? new ProviderError('upstream_error', { accepted: true }) : error);
-      }
+        await reader.cancel(reason).catch(() => undefined);
+      },
     },
-    async cancel(reason) {
-      abort.abort();
-      end();
-      await reader.cancel(reason).catch(() => undefined);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }

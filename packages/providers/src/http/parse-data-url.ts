@@ -14,7 +14,10 @@ export function parseDataUrl(url: string): DataUrl | undefined {
   if (typeof url !== 'string' || url.slice(0, 5).toLowerCase() !== 'data:') return undefined;
   const comma = url.indexOf(',', 5);
   if (comma < 0) return undefined;
-  const params = url.slice(5, comma).split(';').map((part) => part.trim().toLowerCase());
+  const params = url
+    .slice(5, comma)
+    .split(';')
+    .map((part) => part.trim().toLowerCase());
   const mediaType = params[0] || 'text/plain';
   const payload = url.slice(comma + 1);
   if (params[params.length - 1] === 'base64') return { mediaType, base64: payload.replace(/\s+/g, '') };

@@ -57,11 +57,13 @@ describe('postJson', () => {
     const refused = (async () => {
       throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
     }) as unknown as typeof globalThis.fetch;
-    const error = (await postJson({ url: 'http://up', headers: {}, fetch: refused }, {}, undefined, mapError).catch((caught: unknown) => caught)) as ProviderError;
+    const error = (await postJson({ url: 'http://up', headers: {}, fetch: refused }, {}, undefined, mapError).catch(
+      (caught: unknown) => caught,
+    )) as ProviderError;
     expect([error.code, error.accepted]).toEqual(['upstream_unavailable', false]);
   });
 
-  it('rethrows the caller\'s abort as it is and never calls fetch on an aborted signal', async () => {
+  it("rethrows the caller's abort as it is and never calls fetch on an aborted signal", async () => {
     let calls = 0;
     const fetch = (async () => {
       calls++;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mapOpenAIError } from './map-openai-error';
 
 describe('mapOpenAIError', () => {
-  it('reads compatible servers\' context errors by their sentence, and top-level fields', () => {
+  it("reads compatible servers' context errors by their sentence, and top-level fields", () => {
     const vllm = { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', param: null, code: 400 };
     expect(mapOpenAIError(400, vllm).code).toBe('context_length_exceeded');
     expect(mapOpenAIError(400, { object: 'error', message: 'bad', code: 'content_filter' }).code).toBe('content_filter');

@@ -5,24 +5,28 @@ import { openaiChatStream } from './openai-chat-stream';
 import type { UpstreamCall } from './post-openai';
 
 const encoder = new TextEncoder();
-const chunk = (content: string) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+const chunk = (content: string) =>
+  JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 
 /** An upstream call over the given body pieces, recording pulls, cancels and aborts. */
 function call(pieces: (string | Error)[]) {
   const seen = { pulls: 0, cancelled: false, aborted: false, unlinked: false };
   let index = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      seen.pulls++;
-      const piece = pieces[index++];
-      if (piece === undefined) return controller.close();
-      if (piece instanceof Error) return controller.error(piece);
-      controller.enqueue(encoder.encode(piece));
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        seen.pulls++;
+        const piece = pieces[index++];
+        if (piece === undefined) return controller.close();
+        if (piece instanceof Error) return controller.error(piece);
+        controller.enqueue(encoder.encode(piece));
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
     },
-    cancel() {
-      seen.cancelled = true;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const upstream: UpstreamCall = {
     response: new Response(body, { headers: { 'content-type': 'text/event-stream' } }),
     abort: () => (seen.aborted = true),
@@ -69,7 +73,9 @@ describe('openaiChatStream', () => {
   });
 
   it('maps an error event like an error body', async () => {
-    const { upstream } = call([`data: ${chunk('a')}\n\nevent: error\ndata: {"error":{"message":"blocked","type":"invalid_request_error","code":"content_filter"}}\n\n`]);
+    const { upstream } = call([
+      `data: ${chunk('a')}\n\nevent: error\ndata: {"error":{"message":"blocked","type":"invalid_request_error","code":"content_filter"}}\n\n`,
+    ]);
     const result = await drain(openaiChatStream(upstream, undefined));
     expect(result.texts).toEqual(['a']);
     expect(result.error).toBeInstanceOf(ProviderError);

@@ -27,7 +27,10 @@ async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
 }
 
 async function caught(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ProviderError);
   return error as ProviderError;
 }
@@ -68,7 +71,13 @@ describe('openaiCompatible: chatStream', () => {
   it('always asks for usage upstream and yields parsed chunks up to [DONE]', async () => {
     const { upstream, provider } = setup({ reply: 'alpha beta' });
     const chunks = await readAll(await provider.chatStream!(streamed, options));
-    expect(upstream.requests[0]!.body).toEqual({ model: 'gpt-4o-mini', messages: request.messages, max_completion_tokens: 50, stream: true, stream_options: { include_usage: true } });
+    expect(upstream.requests[0]!.body).toEqual({
+      model: 'gpt-4o-mini',
+      messages: request.messages,
+      max_completion_tokens: 50,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(upstream.requests[0]!.headers.accept).toBe('text/event-stream');
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? null)).toEqual(['', 'alpha', ' beta', null, null]);
     expect(chunks.at(-1)!.choices).toEqual([]);
@@ -80,7 +89,10 @@ describe('openaiCompatible: chatStream', () => {
     const { provider } = setup({ toolCalls: [{ name: 'lookup', arguments: '{"query":"weather in Paris"}' }] });
     const tools = [{ type: 'function' as const, function: { name: 'lookup' } }];
     const chunks = await readAll(await provider.chatStream!({ ...streamed, tools }, options));
-    const args = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []).map((call) => call.function?.arguments ?? '').join('');
+    const args = chunks
+      .flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? [])
+      .map((call) => call.function?.arguments ?? '')
+      .join('');
     expect(args).toBe('{"query":"weather in Paris"}');
   });
 
@@ -100,7 +112,12 @@ describe('openaiCompatible: chatStream', () => {
   }
 
   it('maps an error event like an error body', async () => {
-    const { upstream, provider } = setup({ faults: [{ kind: 'error-event', afterChunks: 2, code: 'context_length_exceeded', status: 400 }, { kind: 'error-event', afterChunks: 1, status: 500 }] });
+    const { upstream, provider } = setup({
+      faults: [
+        { kind: 'error-event', afterChunks: 2, code: 'context_length_exceeded', status: 400 },
+        { kind: 'error-event', afterChunks: 1, status: 500 },
+      ],
+    });
     const first = await caught(readAll(await provider.chatStream!(streamed, options)));
     expect([first.code, first.accepted]).toEqual(['context_length_exceeded', true]);
     const second = await caught(readAll(await provider.chatStream!(streamed, options)));
@@ -118,7 +135,7 @@ describe('openaiCompatible: chatStream', () => {
     expect(upstream.open).toBe(0);
   });
 
-  it('the caller\'s abort errors the stream with the abort, not a ProviderError', async () => {
+  it("the caller's abort errors the stream with the abort, not a ProviderError", async () => {
     const { upstream, provider } = setup({ faults: [{ kind: 'stall', afterChunks: 1 }] });
     const controller = new AbortController();
     const stream = await provider.chatStream!(streamed, { ...options, signal: controller.signal });
@@ -185,8 +202,15 @@ describe('openaiCompatible: errors', () => {
   }
 
   it('never puts the key or the upstream body in the error', async () => {
-    const secretBody = JSON.stringify({ error: { message: 'leaked sk-secret-key and PRIVATE-PROMPT', type: 'x', param: null, code: 'context_length_exceeded' } });
-    const { provider } = setup({ faults: [{ kind: 'status', status: 400, body: secretBody }, { kind: 'status', status: 500, body: 'PRIVATE-PROMPT sk-secret-key' }] });
+    const secretBody = JSON.stringify({
+      error: { message: 'leaked sk-secret-key and PRIVATE-PROMPT', type: 'x', param: null, code: 'context_length_exceeded' },
+    });
+    const { provider } = setup({
+      faults: [
+        { kind: 'status', status: 400, body: secretBody },
+        { kind: 'status', status: 500, body: 'PRIVATE-PROMPT sk-secret-key' },
+      ],
+    });
     for (const call of [provider.chat!(request, options), provider.chat!(request, options)]) {
       const error = await caught(call);
       const shown = `${error.message} ${String(error)} ${JSON.stringify(error)} ${error.stack}`;
@@ -195,7 +219,7 @@ describe('openaiCompatible: errors', () => {
     }
   });
 
-  it('rethrows the caller\'s abort before the response', async () => {
+  it("rethrows the caller's abort before the response", async () => {
     const { provider } = setup({ latencyMs: 5_000 });
     const controller = new AbortController();
     const pending = provider.chat!(request, { ...options, signal: controller.signal });
@@ -214,16 +238,19 @@ describe('openaiCompatible: chatRaw', () => {
       sent.push(JSON.parse(String(init!.body)));
       open++;
       let index = 0;
-      const body = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (index < parts.length) return controller.enqueue(encoder.encode(parts[index++]!));
-          open--;
-          controller.close();
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (index < parts.length) return controller.enqueue(encoder.encode(parts[index++]!));
+            open--;
+            controller.close();
+          },
+          cancel() {
+            open--;
+          },
         },
-        cancel() {
-          open--;
-        },
-      }, { highWaterMark: 0 });
+        { highWaterMark: 0 },
+      );
       return new Response(body, { headers: { 'content-type': contentType } });
     }) as typeof globalThis.fetch;
     return { fetch, sent, open: () => open };

@@ -7,12 +7,25 @@ const b64 = (bytes: number[]) => btoa(String.fromCharCode(...bytes, 0, 0, 0, 0, 
 const PNG = b64([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const JPEG = b64([0xff, 0xd8, 0xff, 0xe0]);
 const GIF = b64([...'GIF89a'].map((c) => c.charCodeAt(0)));
-const WEBP = b64([...'RIFF'].map((c) => c.charCodeAt(0)).concat([1, 2, 3, 4], [...'WEBP'].map((c) => c.charCodeAt(0))));
+const WEBP = b64(
+  [...'RIFF']
+    .map((c) => c.charCodeAt(0))
+    .concat(
+      [1, 2, 3, 4],
+      [...'WEBP'].map((c) => c.charCodeAt(0)),
+    ),
+);
 
 describe('openaiImageSize', () => {
   it('asks an OpenAI-compatible server for the canonical pixel size of the ratio', () => {
     expect(['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'].map((ratio) => openaiImageSize(ratio, '1k'))).toEqual([
-      '1024x1024', '1024x576', '576x1024', '1024x768', '768x1024', '1024x680', '680x1024',
+      '1024x1024',
+      '1024x576',
+      '576x1024',
+      '1024x768',
+      '768x1024',
+      '1024x680',
+      '680x1024',
     ]);
     expect(['1:1', '16:9', '2:3'].map((ratio) => openaiImageSize(ratio, '2k', 'flux-dev'))).toEqual(['2048x2048', '2048x1152', '1368x2048']);
   });
@@ -31,7 +44,13 @@ describe('readOpenAIImages', () => {
 
   it('refuses an image whose bytes are no known image type as upstream_error', () => {
     for (const b64_json of [b64([1, 2, 3]), '!!', '']) {
-      const error = (() => { try { readOpenAIImages({ data: [{ b64_json: PNG }, { b64_json }] }); } catch (caught) { return caught; } })();
+      const error = (() => {
+        try {
+          readOpenAIImages({ data: [{ b64_json: PNG }, { b64_json }] });
+        } catch (caught) {
+          return caught;
+        }
+      })();
       expect(error).toBeInstanceOf(ProviderError);
       expect([(error as ProviderError).code, (error as ProviderError).accepted]).toEqual(['upstream_error', true]);
     }
@@ -46,9 +65,20 @@ describe('openaiCompatible: images', () => {
       return Response.json({ created: 1, data: [{ b64_json: PNG }, { b64_json: JPEG }] });
     }) as typeof globalThis.fetch;
     const provider = openaiCompatible({ baseURL: 'http://fake/v1', apiKey: 'k', fetch });
-    const images = await provider.images!({ prompt: 'a cat', n: 2, aspect_ratio: '16:9', resolution: '1k', quality: 'high', reference_images: [] }, { upstream: 'gpt-image-1' });
-    expect(images).toEqual([{ b64_json: PNG, mime_type: 'image/png' }, { b64_json: JPEG, mime_type: 'image/jpeg' }]);
-    expect(sent).toEqual([{ url: 'http://fake/v1/images/generations', body: { model: 'gpt-image-1', prompt: 'a cat', n: 2, size: '1536x1024', response_format: 'b64_json', quality: 'high' } }]);
+    const images = await provider.images!(
+      { prompt: 'a cat', n: 2, aspect_ratio: '16:9', resolution: '1k', quality: 'high', reference_images: [] },
+      { upstream: 'gpt-image-1' },
+    );
+    expect(images).toEqual([
+      { b64_json: PNG, mime_type: 'image/png' },
+      { b64_json: JPEG, mime_type: 'image/jpeg' },
+    ]);
+    expect(sent).toEqual([
+      {
+        url: 'http://fake/v1/images/generations',
+        body: { model: 'gpt-image-1', prompt: 'a cat', n: 2, size: '1536x1024', response_format: 'b64_json', quality: 'high' },
+      },
+    ]);
   });
 
   it('maps refusals and replies without b64_json', async () => {
@@ -79,7 +109,12 @@ describe('openaiCompatible: images against fakeOpenAI', () => {
 
   it('gets a PNG of the asked ratio from a compatible server, and refuses bytes that are not an image', async () => {
     const { fakeImagesHandler } = await import('@tollgate/testing');
-    const provider = (fail?: 'not_an_image') => openaiCompatible({ baseURL: 'http://fake/v1', fetch: (async (input: RequestInfo | URL, init?: RequestInit) => fakeImagesHandler(new Request(input, init), fail ? { fail } : {})) as typeof globalThis.fetch });
+    const provider = (fail?: 'not_an_image') =>
+      openaiCompatible({
+        baseURL: 'http://fake/v1',
+        fetch: (async (input: RequestInfo | URL, init?: RequestInit) =>
+          fakeImagesHandler(new Request(input, init), fail ? { fail } : {})) as typeof globalThis.fetch,
+      });
     const request = { prompt: 'a cat', n: 1, aspect_ratio: '16:9', resolution: '1k', reference_images: [] };
     const [image] = await provider().images!(request, { upstream: 'flux-dev' });
     const ihdr = new DataView(Uint8Array.from(atob(image!.b64_json.slice(0, 32)), (char) => char.charCodeAt(0)).buffer);

@@ -10,17 +10,20 @@ const decoder = new TextDecoder();
 function upstreamCall(parts: string[], after: 'end' | 'silent' | 'fail' = 'end', contentType = 'text/event-stream') {
   const state = { aborted: 0, unlinked: 0, cancelled: 0 };
   let index = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (index < parts.length) return controller.enqueue(encoder.encode(parts[index++]!));
-      if (after === 'end') return controller.close();
-      if (after === 'fail') return controller.error(new TypeError('connection reset'));
-      return new Promise<void>(() => undefined);
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (index < parts.length) return controller.enqueue(encoder.encode(parts[index++]!));
+        if (after === 'end') return controller.close();
+        if (after === 'fail') return controller.error(new TypeError('connection reset'));
+        return new Promise<void>(() => undefined);
+      },
+      cancel() {
+        state.cancelled++;
+      },
     },
-    cancel() {
-      state.cancelled++;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const call: UpstreamCall = {
     response: new Response(body, { headers: { 'content-type': contentType } }),
     abort: () => void state.aborted++,
@@ -38,7 +41,13 @@ async function readText(body: ReadableStream<Uint8Array>): Promise<string> {
 describe('openaiRawReply: delivered text', () => {
   it('collects content and tool-call arguments of the events passed on, event by event', async () => {
     const args = chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"q":' } }] });
-    const parts = [chunk({ role: 'assistant', content: 'Hé' }), ': keepalive\n\n' + chunk({ content: 'llo' }), args, chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }), 'data: [DONE]\n\n'];
+    const parts = [
+      chunk({ role: 'assistant', content: 'Hé' }),
+      ': keepalive\n\n' + chunk({ content: 'llo' }),
+      args,
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }),
+      'data: [DONE]\n\n',
+    ];
     const { call } = upstreamCall(parts);
     const reply = openaiRawReply(call, true, undefined);
     const reader = reply.body.getReader();
@@ -91,7 +100,10 @@ describe('openaiRawReply: delivered text', () => {
     const reader = reply.body.getReader();
     await reader.read();
     await reader.read();
-    const error = await reader.read().then(() => undefined, (e: unknown) => e);
+    const error = await reader.read().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).code).toBe('upstream_error');
     expect(await reply.usage).toEqual(usage);
@@ -99,10 +111,21 @@ describe('openaiRawReply: delivered text', () => {
     expect(state.aborted).toBe(1);
   });
 
-  it('reads a whole reply\'s message content and tool-call arguments at its end', async () => {
+  it("reads a whole reply's message content and tool-call arguments at its end", async () => {
     const whole = JSON.stringify({
-      id: 'x', object: 'chat.completion',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Sure. ', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"city":"Zürich"}' } }] }, finish_reason: 'tool_calls' }],
+      id: 'x',
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Sure. ',
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"city":"Zürich"}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
     });
     const { call } = upstreamCall([whole.slice(0, 40), whole.slice(40)], 'end', 'application/json');
     const reply = openaiRawReply(call, false, undefined);

@@ -7,7 +7,10 @@ const call = { upstream: 'brave' };
 const KEY = 'brave-test-key';
 
 async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   if (!(error instanceof ProviderError)) throw new Error(`expected a ProviderError, got ${String(error)}`);
   return error;
 }
@@ -39,10 +42,22 @@ describe('brave', () => {
   });
 
   it('strips highlight tags and entities from titles and snippets', async () => {
-    const reply = { type: 'search', web: { type: 'search', results: [
-      { title: 'R&amp;D <b>lab</b>', url: 'https://r.example/', description: 'Use <strong>this</strong> &#x27;tool&#x27;&nbsp;now', page_age: '2023-10-05T12:00:00', age: '2 days ago' },
-      { title: '', url: 'https://s.example/', age: 'yesterday' },
-    ] } };
+    const reply = {
+      type: 'search',
+      web: {
+        type: 'search',
+        results: [
+          {
+            title: 'R&amp;D <b>lab</b>',
+            url: 'https://r.example/',
+            description: 'Use <strong>this</strong> &#x27;tool&#x27;&nbsp;now',
+            page_age: '2023-10-05T12:00:00',
+            age: '2 days ago',
+          },
+          { title: '', url: 'https://s.example/', age: 'yesterday' },
+        ],
+      },
+    };
     const provider = brave({ apiKey: KEY, fetch: async () => Response.json(reply) });
     expect(await provider.search!({ query: 'x', max_results: 5 }, call)).toEqual([
       { title: 'R&D lab', url: 'https://r.example/', snippet: "Use this 'tool' now", published_at: '2023-10-05T12:00:00Z' },

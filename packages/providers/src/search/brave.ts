@@ -39,8 +39,7 @@ export function braveResults(reply: unknown, max: number): SearchResult[] {
  * policy window): the reset of the first exhausted window, else the first window's reset.
  */
 export function braveRetryAfter(headers: Headers): number | undefined {
-  const numbers = (name: string) =>
-    (headers.get(name) ?? '').split(',').map((value) => (/^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN));
+  const numbers = (name: string) => (headers.get(name) ?? '').split(',').map((value) => (/^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN));
   const resets = numbers('x-ratelimit-reset');
   const remaining = numbers('x-ratelimit-remaining');
   const exhausted = remaining.findIndex((value) => value === 0);

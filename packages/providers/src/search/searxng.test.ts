@@ -6,7 +6,10 @@ import { searxng } from './searxng';
 const call = { upstream: 'searxng' };
 
 async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   if (!(error instanceof ProviderError)) throw new Error(`expected a ProviderError, got ${String(error)}`);
   return error;
 }
@@ -87,7 +90,12 @@ describe('searxng', () => {
   });
 
   it('maps a malformed or cut body to upstream_error', async () => {
-    const upstream = fakeSearxng({ faults: [{ kind: 'malformed', afterChunks: 0 }, { kind: 'cut', afterChunks: 0 }] });
+    const upstream = fakeSearxng({
+      faults: [
+        { kind: 'malformed', afterChunks: 0 },
+        { kind: 'cut', afterChunks: 0 },
+      ],
+    });
     const provider = searxng({ baseURL: 'http://searxng.local', fetch: upstream.fetch });
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const error = await failure(provider.search!({ query: 'x', max_results: 5 }, call));

@@ -21,7 +21,12 @@ export function anthropicErrorType(status: number): string {
  * An error reply as the Messages API sends it: `{type:'error', error:{type, message}, request_id}`
  * with the status of its type, JSON, and `request-id` (plus any headers given, e.g. retry-after).
  */
-export function anthropicErrorResponse(type: string, message: string, headers: Record<string, string> = {}, status = ANTHROPIC_ERROR_STATUS[type] ?? 500): Response {
+export function anthropicErrorResponse(
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+  status = ANTHROPIC_ERROR_STATUS[type] ?? 500,
+): Response {
   const requestId = 'req_011CFakeAnthropicError';
   return new Response(JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId }), {
     status,
@@ -37,7 +42,8 @@ const MESSAGES: Record<string, string> = {
   permission_error: 'Your API key does not have permission to use the specified resource.',
   not_found_error: 'model: claude-unknown',
   request_too_large: 'Request exceeds the maximum allowed number of bytes.',
-  rate_limit_error: 'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.',
+  rate_limit_error:
+    'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.',
   api_error: 'Internal server error',
   overloaded_error: 'Overloaded',
 };

@@ -54,15 +54,28 @@ export function anthropicStreamEvents(plan: AnthropicReplyPlan): string[] {
     const deltas = splitWords(plan.thinking).map((thinking) => ({ type: 'thinking_delta', thinking }));
     block({ type: 'thinking', thinking: '', signature: '' }, [...deltas, { type: 'signature_delta', signature: FAKE_THINKING_SIGNATURE }]);
   }
-  if (plan.text !== '') block({ type: 'text', text: '' }, splitWords(plan.text).map((text) => ({ type: 'text_delta', text })));
+  if (plan.text !== '')
+    block(
+      { type: 'text', text: '' },
+      splitWords(plan.text).map((text) => ({ type: 'text_delta', text })),
+    );
   for (const call of plan.toolCalls) {
     // The API opens with an empty partial_json, then sends the arguments in small pieces.
     const json = JSON.stringify(call.input);
     const pieces = [''];
     for (let at = 0; at < json.length; at += 12) pieces.push(json.slice(at, at + 12));
-    block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, pieces.map((partial_json) => ({ type: 'input_json_delta', partial_json })));
+    block(
+      { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      pieces.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    );
   }
-  events.push(event('message_delta', { type: 'message_delta', delta: { stop_reason: plan.stopReason, stop_sequence: null }, usage: { output_tokens: plan.usage.output_tokens } }));
+  events.push(
+    event('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: plan.stopReason, stop_sequence: null },
+      usage: { output_tokens: plan.usage.output_tokens },
+    }),
+  );
   events.push(event('message_stop', { type: 'message_stop' }));
   return events;
 }

@@ -56,7 +56,8 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
       return anthropicErrorResponse('request_too_large', 'Request exceeds the maximum allowed number of bytes.');
     }
     const body = parseJsonBody(text);
-    if (body === undefined) return anthropicErrorResponse('invalid_request_error', 'There was an error parsing the body of your request. Please check that it is valid JSON.');
+    if (body === undefined)
+      return anthropicErrorResponse('invalid_request_error', 'There was an error parsing the body of your request. Please check that it is valid JSON.');
     const valid = validateAnthropicRequest(body);
     if (!valid.ok) return anthropicErrorResponse('invalid_request_error', valid.message);
     return reply(valid.request, fault, stream);
@@ -86,7 +87,9 @@ export function fakeAnthropic(options: FakeAnthropicOptions = {}): FakeUpstream 
     const streamed = body.stream === true;
     const stream = openBody(streamed ? anthropicStreamEvents(plan) : [JSON.stringify(anthropicMessage(plan))], {
       ...(fault ? { fault } : {}),
-      malformed: streamed ? 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n' : '{"id":"msg_broken","type":"message","content":[',
+      malformed: streamed
+        ? 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n'
+        : '{"id":"msg_broken","type":"message","content":[',
       errorEvent: (f) => {
         const error = anthropicErrorFor(f.status ?? 529, f.code ?? (f.status ? undefined : 'overloaded_error'), f.message);
         return event('error', { type: 'error', error });

@@ -14,7 +14,24 @@ export interface AnthropicWireRequest {
 /** The outcome of validating a body: the request, or the 400 message the real API would give. */
 export type ValidateAnthropicResult = { ok: true; request: AnthropicWireRequest } | { ok: false; message: string };
 
-const FIELDS = new Set(['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'stream', 'metadata', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'service_tier', 'container', 'mcp_servers']);
+const FIELDS = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'stream',
+  'metadata',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'top_k',
+  'service_tier',
+  'container',
+  'mcp_servers',
+]);
 const BLOCKS = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 
@@ -41,9 +58,14 @@ export function validateAnthropicRequest(body: unknown): ValidateAnthropicResult
   if (tools) return fail(tools);
   const thinking = request.thinking;
   if (thinking?.type === 'enabled') {
-    if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens! < 1024) return fail('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
-    if (request.max_tokens <= thinking.budget_tokens!) return fail('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
-    if (request.tool_choice?.type === 'any' || request.tool_choice?.type === 'tool') return fail('Thinking may not be enabled when tool_choice forces tool use.');
+    if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens! < 1024)
+      return fail('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+    if (request.max_tokens <= thinking.budget_tokens!)
+      return fail(
+        '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+      );
+    if (request.tool_choice?.type === 'any' || request.tool_choice?.type === 'tool')
+      return fail('Thinking may not be enabled when tool_choice forces tool use.');
   }
   return { ok: true, request };
 }
@@ -72,7 +94,8 @@ function validateMessages(messages: AnthropicWireRequest['messages']): string | 
     }
     const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (!Array.isArray(blocks)) return `messages.${index}.content: Input should be a valid list`;
-    if (blocks.length === 0 && index < messages.length - 1) return `messages.${index}: all messages must have non-empty content except for the optional final assistant message`;
+    if (blocks.length === 0 && index < messages.length - 1)
+      return `messages.${index}: all messages must have non-empty content except for the optional final assistant message`;
     const results = blocks.filter((block) => block.type === 'tool_result').map((block) => String(block.tool_use_id));
     for (const id of results) {
       if (!previousToolUses.includes(id)) {
@@ -97,8 +120,10 @@ function validateBlock(block: Record<string, unknown>, path: string): string | u
   if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) return 'messages: text content blocks must be non-empty';
   if (block.type === 'image') {
     const source = block.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
-    if (source?.type !== 'base64') return `${path}.image.source: Input tag '${String(source?.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`;
-    if (!IMAGE_TYPES.includes(String(source.media_type))) return `${path}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+    if (source?.type !== 'base64')
+      return `${path}.image.source: Input tag '${String(source?.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`;
+    if (!IMAGE_TYPES.includes(String(source.media_type)))
+      return `${path}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
     if (typeof source.data !== 'string' || source.data === '') return `${path}.image.source.base64.data: Field required`;
   }
   if (block.type === 'document') {
@@ -108,7 +133,8 @@ function validateBlock(block: Record<string, unknown>, path: string): string | u
   }
   if (block.type === 'tool_use') {
     if (!/^[a-zA-Z0-9_-]+$/.test(String(block.id))) return `${path}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
-    if (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input)) return `${path}.tool_use.input: Input should be a valid dictionary`;
+    if (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input))
+      return `${path}.tool_use.input: Input should be a valid dictionary`;
   }
   return undefined;
 }
@@ -122,7 +148,8 @@ function validateTools(request: AnthropicWireRequest): string | undefined {
   }
   const choice = request.tool_choice;
   if (choice === undefined) return undefined;
-  if (!['auto', 'any', 'tool', 'none'].includes(String(choice.type))) return `tool_choice: Input tag '${String(choice.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
+  if (!['auto', 'any', 'tool', 'none'].includes(String(choice.type)))
+    return `tool_choice: Input tag '${String(choice.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
   if (choice.type === 'tool' && !names.includes(String(choice.name))) return `tool_choice.tool.name: Tool '${String(choice.name)}' not found in tools`;
   return undefined;
 }

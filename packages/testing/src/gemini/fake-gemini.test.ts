@@ -5,14 +5,23 @@ const BASE = { contents: [{ role: 'user', parts: [{ text: 'Hi there' }] }] };
 const URL_25 = 'http://fake/v1beta/models/gemini-2.5-flash';
 
 function post(fake: ReturnType<typeof fakeGemini>, body: unknown, url = `${URL_25}:generateContent`, key: string | undefined = 'k') {
-  return fake.fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { 'x-goog-api-key': key } : {}) }, body: JSON.stringify(body) });
+  return fake.fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'x-goog-api-key': key } : {}) },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('fakeGemini', () => {
   it('answers like the API: candidates, finishReason, usageMetadata', async () => {
     const body = await (await post(fakeGemini({ reply: 'One two three.' }), BASE)).json();
     expect(body.candidates).toEqual([{ content: { parts: [{ text: 'One two three.' }], role: 'model' }, finishReason: 'STOP', index: 0 }]);
-    expect(body.usageMetadata).toEqual({ promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 2 }] });
+    expect(body.usageMetadata).toEqual({
+      promptTokenCount: 2,
+      candidatesTokenCount: 3,
+      totalTokenCount: 5,
+      promptTokensDetails: [{ modality: 'TEXT', tokenCount: 2 }],
+    });
     expect(body.modelVersion).toBe('gemini-2.5-flash');
   });
 
@@ -20,7 +29,10 @@ describe('fakeGemini', () => {
     const response = await post(fakeGemini({ reply: 'One two' }), BASE, `${URL_25}:streamGenerateContent?alt=sse`);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const text = await response.text();
-    const events = text.split('\r\n\r\n').filter(Boolean).map((event) => JSON.parse(event.replace(/^data: /, '')));
+    const events = text
+      .split('\r\n\r\n')
+      .filter(Boolean)
+      .map((event) => JSON.parse(event.replace(/^data: /, '')));
     expect(events.map((event) => event.candidates[0].content.parts[0].text)).toEqual(['One', ' two']);
     expect(events.map((event) => event.candidates[0].finishReason)).toEqual([undefined, 'STOP']);
     expect(events[1].usageMetadata).toMatchObject({ promptTokenCount: 2, candidatesTokenCount: 2, totalTokenCount: 4 });
@@ -34,7 +46,13 @@ describe('fakeGemini', () => {
   it('reports thoughts apart from candidates when asked to think, and cached tokens', async () => {
     const fake = fakeGemini({ reply: 'Yes.', thinking: 'a b c', cachedTokens: 1 });
     const body = await (await post(fake, { ...BASE, generationConfig: { thinkingConfig: { thinkingBudget: 1024 } } })).json();
-    expect(body.usageMetadata).toMatchObject({ promptTokenCount: 2, candidatesTokenCount: 1, thoughtsTokenCount: 3, cachedContentTokenCount: 1, totalTokenCount: 6 });
+    expect(body.usageMetadata).toMatchObject({
+      promptTokenCount: 2,
+      candidatesTokenCount: 1,
+      thoughtsTokenCount: 3,
+      cachedContentTokenCount: 1,
+      totalTokenCount: 6,
+    });
     expect(body.candidates[0].content.parts).toEqual([{ text: 'Yes.' }]);
   });
 
@@ -42,22 +60,42 @@ describe('fakeGemini', () => {
     ['an assistant role', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }, 'gemini-2.5-flash', 'Please use a valid role: user, model.'],
     ['an unknown field', { ...BASE, max_tokens: 5 }, 'gemini-2.5-flash', 'Invalid JSON payload received. Unknown name "max_tokens": Cannot find field.'],
     ['empty contents', { contents: [] }, 'gemini-2.5-flash', '* GenerateContentRequest.contents: contents is not specified\n'],
-    ['a thinking level on 2.5', { ...BASE, generationConfig: { thinkingConfig: { thinkingLevel: 'high' } } }, 'gemini-2.5-flash', 'Thinking level is not supported for this model.'],
-    ['budget 0 on 2.5 Pro', { ...BASE, generationConfig: { thinkingConfig: { thinkingBudget: 0 } } }, 'gemini-2.5-pro', 'Budget 0 is invalid. This model only works in thinking mode.'],
-    ['fewer responses than calls', {
-      contents: [
-        BASE.contents[0],
-        { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'f', args: {} } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
-      ],
-    }, 'gemini-2.5-flash', 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.'],
-    ['an unsigned replayed call on Gemini 3', {
-      contents: [
-        BASE.contents[0],
-        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: {} } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: {} } }] },
-      ],
-    }, 'gemini-3-pro-preview', 'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:lookup` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.'],
+    [
+      'a thinking level on 2.5',
+      { ...BASE, generationConfig: { thinkingConfig: { thinkingLevel: 'high' } } },
+      'gemini-2.5-flash',
+      'Thinking level is not supported for this model.',
+    ],
+    [
+      'budget 0 on 2.5 Pro',
+      { ...BASE, generationConfig: { thinkingConfig: { thinkingBudget: 0 } } },
+      'gemini-2.5-pro',
+      'Budget 0 is invalid. This model only works in thinking mode.',
+    ],
+    [
+      'fewer responses than calls',
+      {
+        contents: [
+          BASE.contents[0],
+          { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }, { functionCall: { name: 'f', args: {} } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+        ],
+      },
+      'gemini-2.5-flash',
+      'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+    ],
+    [
+      'an unsigned replayed call on Gemini 3',
+      {
+        contents: [
+          BASE.contents[0],
+          { role: 'model', parts: [{ functionCall: { name: 'lookup', args: {} } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: {} } }] },
+        ],
+      },
+      'gemini-3-pro-preview',
+      'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:lookup` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.',
+    ],
   ];
   for (const [name, body, model, message] of refusals) {
     it(`refuses ${name} with 400 INVALID_ARGUMENT`, async () => {
@@ -76,7 +114,12 @@ describe('fakeGemini', () => {
   });
 
   it('renders a 429 fault with RetryInfo and a content_filter fault as a blocked prompt', async () => {
-    const fake = fakeGemini({ faults: [{ kind: 'status', status: 429, retryAfter: 41 }, { kind: 'status', status: 400, code: 'content_filter' }] });
+    const fake = fakeGemini({
+      faults: [
+        { kind: 'status', status: 429, retryAfter: 41 },
+        { kind: 'status', status: 400, code: 'content_filter' },
+      ],
+    });
     const limited = await post(fake, BASE);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBeNull();
@@ -88,7 +131,13 @@ describe('fakeGemini', () => {
   });
 
   it('answers IMAGE requests with an inline image', async () => {
-    const body = await (await post(fakeGemini(), { ...BASE, generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1' } } }, 'http://fake/v1beta/models/gemini-2.5-flash-image:generateContent')).json();
+    const body = await (
+      await post(
+        fakeGemini(),
+        { ...BASE, generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '1:1' } } },
+        'http://fake/v1beta/models/gemini-2.5-flash-image:generateContent',
+      )
+    ).json();
     const part = body.candidates[0].content.parts[0];
     expect(part.inlineData.mimeType).toBe('image/png');
     const bytes = atob(part.inlineData.data);

@@ -52,13 +52,25 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
     const matched = ROUTE.exec(url.pathname);
     if (!matched || request.method !== 'POST') return geminiErrorResponse(404, { message: `Method not found.` });
     const key = request.headers.get('x-goog-api-key') ?? url.searchParams.get('key');
-    if (!key) return geminiErrorResponse(403, { message: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API." });
+    if (!key)
+      return geminiErrorResponse(403, {
+        message:
+          "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+      });
     if (options.apiKey !== undefined && key !== options.apiKey) return geminiErrorResponse(400, { code: 'invalid_api_key' });
     const model = decodeURIComponent(matched[1]!);
     const streamed = matched[2] === 'streamGenerateContent';
     const sseMode = url.searchParams.get('alt') === 'sse';
     if (fault?.kind === 'status' && fault.code !== 'content_filter') {
-      const body = fault.body ?? JSON.stringify(geminiErrorBody(fault.status, { ...(fault.code ? { code: fault.code } : {}), ...(fault.message ? { message: fault.message } : {}), ...(fault.retryAfter ? { retryAfter: fault.retryAfter } : {}) }));
+      const body =
+        fault.body ??
+        JSON.stringify(
+          geminiErrorBody(fault.status, {
+            ...(fault.code ? { code: fault.code } : {}),
+            ...(fault.message ? { message: fault.message } : {}),
+            ...(fault.retryAfter ? { retryAfter: fault.retryAfter } : {}),
+          }),
+        );
       return new Response(body, { status: fault.status, headers: { 'content-type': 'application/json; charset=UTF-8' } });
     }
     if (new TextEncoder().encode(text).length > (options.maxBodyBytes ?? 20 * 1024 * 1024)) return geminiErrorResponse(413);
@@ -70,7 +82,12 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
     return reply(exchange, valid.request, model, { streamed, sseMode, blocked, fault: fault?.kind === 'status' ? undefined : fault });
   }
 
-  async function reply(exchange: FakeExchange, body: GeminiWireRequest, model: string, mode: { streamed: boolean; sseMode: boolean; blocked: string | undefined; fault: Fault | undefined }): Promise<Response> {
+  async function reply(
+    exchange: FakeExchange,
+    body: GeminiWireRequest,
+    model: string,
+    mode: { streamed: boolean; sseMode: boolean; blocked: string | undefined; fault: Fault | undefined },
+  ): Promise<Response> {
     const promptTokens = countFakeJsonTokens([body.systemInstruction, body.contents, body.tools], (node) => node.inlineData !== undefined);
     const context = options.contextTokens ?? 1_048_576;
     if (promptTokens > context) {
@@ -89,7 +106,11 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
       cachedTokens: options.cachedTokens ?? 0,
     });
     if (plan.images.length > 0 && !body.generationConfig?.responseModalities?.includes('TEXT')) plan.text = '';
-    const events = !mode.streamed ? [JSON.stringify(geminiResponse(plan), null, 2)] : mode.sseMode ? geminiStreamEvents(plan) : jsonArray(geminiStreamEvents(plan));
+    const events = !mode.streamed
+      ? [JSON.stringify(geminiResponse(plan), null, 2)]
+      : mode.sseMode
+        ? geminiStreamEvents(plan)
+        : jsonArray(geminiStreamEvents(plan));
     const stream = exchange.stream(events, {
       ...(mode.fault ? { fault: mode.fault } : {}),
       malformed: mode.sseMode ? 'data: {"candidates": [{"content": {"parts": [{"text": "bro\r\n\r\n' : '{"candidates": [',

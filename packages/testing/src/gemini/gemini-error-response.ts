@@ -18,8 +18,10 @@ const MESSAGES: Record<string, string> = {
   INVALID_ARGUMENT: 'Request contains an invalid argument.',
   UNAUTHENTICATED: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
   PERMISSION_DENIED: 'The caller does not have permission',
-  NOT_FOUND: 'models/gemini-unknown is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.',
-  RESOURCE_EXHAUSTED: 'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.',
+  NOT_FOUND:
+    'models/gemini-unknown is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.',
+  RESOURCE_EXHAUSTED:
+    'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.',
   INTERNAL: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
   UNAVAILABLE: 'The model is overloaded. Please try again later.',
   DEADLINE_EXCEEDED: 'The request timed out. Please try again.',
@@ -52,13 +54,30 @@ export function geminiErrorBody(status: number, options: GeminiErrorOptions = {}
   if (status === 413) message = 'Request payload size exceeds the limit: 20971520 bytes.';
   if (code === 'invalid_api_key') {
     message = 'API key not valid. Please pass a valid API key.';
-    details.push({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } });
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: 'API_KEY_INVALID',
+      domain: 'googleapis.com',
+      metadata: { service: 'generativelanguage.googleapis.com' },
+    });
   }
   if (code === 'rate_limit_exceeded') rpc = 'RESOURCE_EXHAUSTED';
   if (rpc === 'RESOURCE_EXHAUSTED') {
     details.push(
-      { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier', quotaValue: '10' }] },
-      { '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }] },
+      {
+        '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+        violations: [
+          {
+            quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+            quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+            quotaValue: '10',
+          },
+        ],
+      },
+      {
+        '@type': 'type.googleapis.com/google.rpc.Help',
+        links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }],
+      },
       { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${options.retryAfter ?? 1}s` },
     );
   }

@@ -34,7 +34,13 @@ export function geminiUsageMetadata(plan: GeminiReplyPlan, final = true): Record
 
 /** The non-streamed `generateContent` reply of a plan. */
 export function geminiResponse(plan: GeminiReplyPlan): Record<string, unknown> {
-  if (plan.blockReason) return { promptFeedback: { blockReason: plan.blockReason }, usageMetadata: geminiUsageMetadata(plan), modelVersion: plan.modelVersion, responseId: plan.responseId };
+  if (plan.blockReason)
+    return {
+      promptFeedback: { blockReason: plan.blockReason },
+      usageMetadata: geminiUsageMetadata(plan),
+      modelVersion: plan.modelVersion,
+      responseId: plan.responseId,
+    };
   const parts: Record<string, unknown>[] = [];
   if (plan.text !== '') parts.push({ text: plan.text });
   for (const image of plan.images) parts.push({ inlineData: image });

@@ -30,7 +30,20 @@ export interface GeminiWireRequest {
 export type ValidateGeminiResult = { ok: true; request: GeminiWireRequest } | { ok: false; message: string };
 
 const FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
-const CONFIG_FIELDS = new Set(['maxOutputTokens', 'candidateCount', 'thinkingConfig', 'responseModalities', 'imageConfig', 'temperature', 'topP', 'topK', 'stopSequences', 'responseMimeType', 'responseSchema', 'seed']);
+const CONFIG_FIELDS = new Set([
+  'maxOutputTokens',
+  'candidateCount',
+  'thinkingConfig',
+  'responseModalities',
+  'imageConfig',
+  'temperature',
+  'topP',
+  'topK',
+  'stopSequences',
+  'responseMimeType',
+  'responseSchema',
+  'seed',
+]);
 const DATA_FIELDS = ['text', 'inlineData', 'functionCall', 'functionResponse', 'fileData', 'executableCode', 'codeExecutionResult'];
 const MODES = new Set(['AUTO', 'ANY', 'NONE', 'VALIDATED']);
 
@@ -47,7 +60,8 @@ export function isGemini3(model: string): boolean {
  * function names and schemas, and the thinking settings each model family takes.
  */
 export function validateGeminiRequest(body: unknown, model: string): ValidateGeminiResult {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('Invalid JSON payload received. Unknown name "": Root element must be a message.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return fail('Invalid JSON payload received. Unknown name "": Root element must be a message.');
   const request = body as GeminiWireRequest;
   for (const field of Object.keys(request)) if (!FIELDS.has(field)) return fail(`Invalid JSON payload received. Unknown name "${field}": Cannot find field.`);
   for (const field of Object.keys(request.generationConfig ?? {})) {
@@ -56,14 +70,16 @@ export function validateGeminiRequest(body: unknown, model: string): ValidateGem
   if (!Array.isArray(request.contents) || request.contents.length === 0) return fail('* GenerateContentRequest.contents: contents is not specified\n');
   for (const [index, content] of request.contents.entries()) {
     if (content.role !== 'user' && content.role !== 'model') return fail('Please use a valid role: user, model.');
-    if (!Array.isArray(content.parts) || content.parts.length === 0) return fail(`* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.\n`);
+    if (!Array.isArray(content.parts) || content.parts.length === 0)
+      return fail(`* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.\n`);
     for (const [partIndex, part] of content.parts.entries()) {
       const problem = validatePart(part, `contents[${index}].parts[${partIndex}]`);
       if (problem) return fail(problem);
     }
   }
   for (const [index, part] of (request.systemInstruction?.parts ?? []).entries()) {
-    if (typeof part.text !== 'string') return fail(`* GenerateContentRequest.system_instruction.parts[${index}]: only text parts are allowed in system instruction\n`);
+    if (typeof part.text !== 'string')
+      return fail(`* GenerateContentRequest.system_instruction.parts[${index}]: only text parts are allowed in system instruction\n`);
   }
   const turns = validateTurns(request.contents, model);
   if (turns) return fail(turns);
@@ -72,7 +88,8 @@ export function validateGeminiRequest(body: unknown, model: string): ValidateGem
   const thinking = validateThinking(request, model);
   if (thinking) return fail(thinking);
   const max = request.generationConfig?.maxOutputTokens;
-  if (max !== undefined && (!Number.isInteger(max) || max < 1)) return fail('* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.\n');
+  if (max !== undefined && (!Number.isInteger(max) || max < 1))
+    return fail('* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.\n');
   return { ok: true, request };
 }
 
@@ -135,8 +152,10 @@ function validateTools(request: GeminiWireRequest): string | undefined {
     }
   }
   const config = request.toolConfig?.functionCallingConfig;
-  if (config?.mode !== undefined && !MODES.has(config.mode)) return `Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "${config.mode}"`;
-  if (config?.allowedFunctionNames?.length && config.mode !== 'ANY') return '* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: only allowed when mode is ANY\n';
+  if (config?.mode !== undefined && !MODES.has(config.mode))
+    return `Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "${config.mode}"`;
+  if (config?.allowedFunctionNames?.length && config.mode !== 'ANY')
+    return '* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: only allowed when mode is ANY\n';
   for (const name of config?.allowedFunctionNames ?? []) {
     if (!names.includes(name)) return `* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: function ${name} is not declared\n`;
   }
@@ -149,14 +168,16 @@ function validateThinking(request: GeminiWireRequest, model: string): string | u
   if (thinking.thinkingBudget !== undefined && thinking.thinkingLevel !== undefined) return 'You can only set only one of thinking budget and thinking level.';
   if (thinking.thinkingLevel !== undefined) {
     if (!isGemini3(model)) return 'Thinking level is not supported for this model.';
-    if (!['minimal', 'low', 'medium', 'high'].includes(thinking.thinkingLevel.toLowerCase())) return `Invalid value at 'generation_config.thinking_config.thinking_level', "${thinking.thinkingLevel}"`;
+    if (!['minimal', 'low', 'medium', 'high'].includes(thinking.thinkingLevel.toLowerCase()))
+      return `Invalid value at 'generation_config.thinking_config.thinking_level', "${thinking.thinkingLevel}"`;
   }
   const budget = thinking.thinkingBudget;
   if (budget !== undefined && budget !== -1) {
     const pro = /-pro\b/.test(model);
     if (pro && budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.';
     const [low, high] = pro ? [128, 32768] : [0, 24576];
-    if (!Number.isInteger(budget) || budget < low || budget > high) return `The thinking budget ${budget} is invalid. Please choose a value between ${low} and ${high}.`;
+    if (!Number.isInteger(budget) || budget < low || budget > high)
+      return `The thinking budget ${budget} is invalid. Please choose a value between ${low} and ${high}.`;
   }
   return undefined;
 }

@@ -6,7 +6,12 @@ import { inflate, readPngChunks } from './png-reader.fixture';
 const URL_ = 'http://fake.test/v1/images/generations';
 
 function post(body: unknown, init: RequestInit = {}): Request {
-  return new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body), ...init });
+  return new Request(URL_, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...init,
+  });
 }
 
 function decode(b64: string): Uint8Array {
@@ -24,7 +29,9 @@ async function errorOf(response: Response) {
 
 describe('fakeImagesHandler', () => {
   it('answers n real PNGs of the requested size, each different, with gpt-image-1 fields', async () => {
-    const response = await fakeImagesHandler(post({ model: 'gpt-image-1', prompt: 'a red fox', n: 2, size: '1024x576', response_format: 'b64_json' }), { now: () => 1_700_000_000_500 });
+    const response = await fakeImagesHandler(post({ model: 'gpt-image-1', prompt: 'a red fox', n: 2, size: '1024x576', response_format: 'b64_json' }), {
+      now: () => 1_700_000_000_500,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = await response.json();
@@ -58,7 +65,14 @@ describe('fakeImagesHandler', () => {
     for (const size of ['1024', '4097x1024', '0x10', '1024X1024', 512]) {
       expect(await errorOf(await fakeImagesHandler(post({ prompt: 'x', size })))).toEqual({
         status: 400,
-        body: { error: { message: `Invalid value: '${size}'. Supported values are: 'auto' and 'WIDTHxHEIGHT' with sides from 1 to 4096.`, type: 'invalid_request_error', param: 'size', code: null } },
+        body: {
+          error: {
+            message: `Invalid value: '${size}'. Supported values are: 'auto' and 'WIDTHxHEIGHT' with sides from 1 to 4096.`,
+            type: 'invalid_request_error',
+            param: 'size',
+            code: null,
+          },
+        },
       });
     }
   });
@@ -87,7 +101,12 @@ describe('fakeImagesHandler', () => {
     ];
     for (const [body, param, code] of cases) {
       const { status, body: reply } = await errorOf(await fakeImagesHandler(post(body)));
-      expect({ status, type: reply.error.type, param: reply.error.param, code: reply.error.code }).toEqual({ status: 400, type: 'invalid_request_error', param, code });
+      expect({ status, type: reply.error.type, param: reply.error.param, code: reply.error.code }).toEqual({
+        status: 400,
+        type: 'invalid_request_error',
+        param,
+        code,
+      });
     }
   });
 
@@ -148,7 +167,10 @@ describe('fakeImagesHandler', () => {
       fetch: (input, init) => fakeImagesHandler(new Request(input, init), { apiKey: 'sk-test' }),
     });
     const result = await client.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', n: 2, size: '1536x1024', quality: 'low' });
-    expect(result.data?.map((image) => ihdrSize(decode(image.b64_json ?? '')))).toEqual([[1536, 1024], [1536, 1024]]);
+    expect(result.data?.map((image) => ihdrSize(decode(image.b64_json ?? '')))).toEqual([
+      [1536, 1024],
+      [1536, 1024],
+    ]);
     expect(result.usage?.output_tokens).toBe(2 * 1536);
     expect(result.quality).toBe('low');
     const failure = await client.images.generate({ model: 'gpt-image-1', prompt: 'x', size: '5000x5000' as '1024x1024' }).catch((error: unknown) => error);

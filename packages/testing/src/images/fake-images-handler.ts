@@ -8,14 +8,7 @@ import { parseImagesRequest } from './parse-images-request';
  * (`fewer_images`: one image short of `n`; `not_an_image`: b64_json of non-image bytes;
  * `malformed`: a body cut short mid-JSON).
  */
-export type FakeImagesFault =
-  | 'rate_limit'
-  | 'server_error'
-  | 'overloaded'
-  | 'content_policy'
-  | 'fewer_images'
-  | 'not_an_image'
-  | 'malformed';
+export type FakeImagesFault = 'rate_limit' | 'server_error' | 'overloaded' | 'content_policy' | 'fewer_images' | 'not_an_image' | 'malformed';
 
 /** Options of {@link fakeImagesHandler}. */
 export interface FakeImagesOptions {
@@ -62,9 +55,7 @@ export async function fakeImagesHandler(request: Request, options: FakeImagesOpt
   const { prompt, n, width, height, size, quality } = parsed.request;
   const count = options.fail === 'fewer_images' ? n - 1 : n;
   const seed = hash(prompt);
-  const images = await Promise.all(
-    Array.from({ length: count }, (_, index) => makePng(width, height, { seed: (seed + index * 0x9e3779b9) >>> 0 })),
-  );
+  const images = await Promise.all(Array.from({ length: count }, (_, index) => makePng(width, height, { seed: (seed + index * 0x9e3779b9) >>> 0 })));
   const data = images.map((png) => ({
     b64_json: options.fail === 'not_an_image' ? encodeBase64(new TextEncoder().encode('<html>not an image</html>')) : encodeBase64(png),
   }));
@@ -97,9 +88,19 @@ function faultResponse(fault: FakeImagesFault | undefined): Response | undefined
         { 'retry-after': '1' },
       );
     case 'server_error':
-      return openaiErrorResponse(500, { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null });
+      return openaiErrorResponse(500, {
+        message: 'The server had an error while processing your request. Sorry about that!',
+        type: 'server_error',
+        param: null,
+        code: null,
+      });
     case 'overloaded':
-      return openaiErrorResponse(503, { message: 'The engine is currently overloaded, please try again later.', type: 'server_error', param: null, code: null });
+      return openaiErrorResponse(503, {
+        message: 'The engine is currently overloaded, please try again later.',
+        type: 'server_error',
+        param: null,
+        code: null,
+      });
     case 'content_policy':
       return openaiErrorResponse(400, {
         message: 'Your request was rejected as a result of our safety system. Your request may contain content that is not allowed by our safety system.',

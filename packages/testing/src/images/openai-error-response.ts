@@ -4,11 +4,7 @@ export interface OpenAIErrorBody {
 }
 
 /** A JSON Response carrying an OpenAI error body, as api.openai.com answers. */
-export function openaiErrorResponse(
-  status: number,
-  error: OpenAIErrorBody['error'],
-  headers: Record<string, string> = {},
-): Response {
+export function openaiErrorResponse(status: number, error: OpenAIErrorBody['error'], headers: Record<string, string> = {}): Response {
   return Response.json({ error } satisfies OpenAIErrorBody, { status, headers });
 }
 

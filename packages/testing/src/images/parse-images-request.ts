@@ -18,7 +18,22 @@ export const MAX_SIDE = 4096;
 export const MAX_DRAWN_SIDE = 2048;
 
 // Every parameter of POST /v1/images/generations (openai SDK ImageGenerateParams); others are unknown.
-const KNOWN = new Set(['model', 'prompt', 'n', 'size', 'quality', 'response_format', 'background', 'moderation', 'output_compression', 'output_format', 'partial_images', 'stream', 'style', 'user']);
+const KNOWN = new Set([
+  'model',
+  'prompt',
+  'n',
+  'size',
+  'quality',
+  'response_format',
+  'background',
+  'moderation',
+  'output_compression',
+  'output_format',
+  'partial_images',
+  'stream',
+  'style',
+  'user',
+]);
 const QUALITIES = new Set(['auto', 'low', 'medium', 'high', 'standard', 'hd']);
 
 /**
@@ -27,9 +42,12 @@ const QUALITIES = new Set(['auto', 'low', 'medium', 'high', 'standard', 'hd']);
  * refused with a message saying so, rather than ignored.
  */
 export function parseImagesRequest(body: unknown): { ok: true; request: ImagesRequest } | { ok: false; response: Response } {
-  const refuse = (param: string | null, message: string, code: string | null = null) => ({ ok: false as const, response: invalidRequest(param, message, code) });
+  const refuse = (param: string | null, message: string, code: string | null = null) => ({
+    ok: false as const,
+    response: invalidRequest(param, message, code),
+  });
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return refuse(null, 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly.)');
+    return refuse(null, "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly.)");
   }
   const fields = body as Record<string, unknown>;
   for (const name of Object.keys(fields)) {
@@ -44,7 +62,11 @@ export function parseImagesRequest(body: unknown): { ok: true; request: ImagesRe
   if (n < 1) return refuse('n', `Invalid 'n': integer below minimum value. Expected a value >= 1, but got ${n} instead.`, 'integer_below_min_value');
   if (n > 10) return refuse('n', `Invalid 'n': integer above maximum value. Expected a value <= 10, but got ${n} instead.`, 'integer_above_max_value');
   if (typeof quality !== 'string' || !QUALITIES.has(quality)) {
-    return refuse('quality', `Invalid value: '${String(quality)}'. Supported values are: 'auto', 'low', 'medium', 'high', 'standard' and 'hd'.`, 'invalid_value');
+    return refuse(
+      'quality',
+      `Invalid value: '${String(quality)}'. Supported values are: 'auto', 'low', 'medium', 'high', 'standard' and 'hd'.`,
+      'invalid_value',
+    );
   }
   if (response_format !== undefined && response_format !== 'b64_json') {
     return refuse('response_format', `Invalid value: '${String(response_format)}'. This fake returns images inline only: 'b64_json'.`, 'invalid_value');

@@ -46,10 +46,22 @@ describe('fakeOpenAI: replies', () => {
     expect(list.at(-1)).toEqual({ data: '[DONE]' });
     const chunks = list.slice(0, -1).map((event) => JSON.parse(event.data));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta ?? null)).toEqual([
-      { role: 'assistant', content: '', refusal: null }, { content: 'One' }, { content: ' two' }, { content: ' three' }, {}, null,
+      { role: 'assistant', content: '', refusal: null },
+      { content: 'One' },
+      { content: ' two' },
+      { content: ' three' },
+      {},
+      null,
     ]);
     expect(chunks.map((chunk) => (chunk.choices[0] ? chunk.choices[0].finish_reason : 'none'))).toEqual([null, null, null, null, 'stop', 'none']);
-    expect(chunks.map((chunk) => chunk.usage)).toEqual([null, null, null, null, null, expect.objectContaining({ prompt_tokens: 6, completion_tokens: 3, total_tokens: 9 })]);
+    expect(chunks.map((chunk) => chunk.usage)).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+      expect.objectContaining({ prompt_tokens: 6, completion_tokens: 3, total_tokens: 9 }),
+    ]);
     expect(chunks.at(-1).choices).toEqual([]);
     for (const chunk of chunks) {
       expect(chunk.object).toBe('chat.completion.chunk');
@@ -89,7 +101,10 @@ describe('fakeOpenAI: replies', () => {
     const list = await events(await upstream.fetch(URL_CHAT, post({ model: 'm', messages, tools, stream: true })));
     const chunks = list.slice(0, -1).map((event) => JSON.parse(event.data));
     expect(chunks[0].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
-    const args = chunks.slice(1, -1).map((chunk) => chunk.choices[0].delta.tool_calls[0].function.arguments).join('');
+    const args = chunks
+      .slice(1, -1)
+      .map((chunk) => chunk.choices[0].delta.tool_calls[0].function.arguments)
+      .join('');
     expect(args).toBe('{"city":"Paris","unit":"c"}');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
 
@@ -99,7 +114,10 @@ describe('fakeOpenAI: replies', () => {
 
   it('lists models', async () => {
     const upstream = fakeOpenAI({ models: ['a'] });
-    expect(await (await upstream.fetch('http://fake/v1/models')).json()).toEqual({ object: 'list', data: [{ id: 'a', object: 'model', created: 1686935002, owned_by: 'openai' }] });
+    expect(await (await upstream.fetch('http://fake/v1/models')).json()).toEqual({
+      object: 'list',
+      data: [{ id: 'a', object: 'model', created: 1686935002, owned_by: 'openai' }],
+    });
     const missing = await upstream.fetch(URL_CHAT, post({ model: 'b', messages }));
     expect(missing.status).toBe(404);
     expect((await missing.json()).error.code).toBe('model_not_found');
@@ -110,7 +128,12 @@ describe('fakeOpenAI: replies', () => {
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: 'http://fake/v1', fetch: upstream.fetch, maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     expect(completion.choices[0]!.message.content).toBe('Hello SDK world');
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: unknown;
     for await (const chunk of stream) {
@@ -125,7 +148,7 @@ describe('fakeOpenAI: replies', () => {
 });
 
 describe('fakeOpenAI: errors', () => {
-  it('answers 401 invalid_api_key for another key, with OpenAI\'s body', async () => {
+  it("answers 401 invalid_api_key for another key, with OpenAI's body", async () => {
     const upstream = fakeOpenAI({ apiKey: 'sk-right' });
     const response = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }, { authorization: 'Bearer sk-wrong' }));
     expect(response.status).toBe(401);
@@ -157,7 +180,10 @@ describe('fakeOpenAI: errors', () => {
     const filtered = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
     expect([filtered.status, (await filtered.json()).error.code]).toEqual([400, 'content_filter']);
     const failed = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
-    expect([failed.status, (await failed.json()).error]).toEqual([500, { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null }]);
+    expect([failed.status, (await failed.json()).error]).toEqual([
+      500,
+      { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null },
+    ]);
     const busy = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
     expect([busy.status, (await busy.json()).error.message]).toEqual([503, 'The service is temporarily unavailable. Please try again later.']);
     const overloaded = await upstream.fetch(URL_CHAT, post({ model: 'm', messages }));
@@ -249,11 +275,13 @@ describe('fakeOpenAI: stream faults', () => {
     expect(list.at(-1)!.data).toBe('[DONE]');
   });
 
-  it('error-event: OpenAI\'s error record as an event, then the end', async () => {
+  it("error-event: OpenAI's error record as an event, then the end", async () => {
     const upstream = fakeOpenAI({ reply: 'a b', faults: [{ kind: 'error-event', afterChunks: 2, status: 500 }] });
     const list = await events(await upstream.fetch(URL_CHAT, streamed));
     expect(list).toHaveLength(3);
-    expect(JSON.parse(list[2]!.data)).toEqual({ error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } });
+    expect(JSON.parse(list[2]!.data)).toEqual({
+      error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null },
+    });
   });
 
   it('cancel of a non-streamed body closes it too', async () => {
@@ -266,7 +294,11 @@ describe('fakeOpenAI: stream faults', () => {
 
   it('routes image generations to the images fake, behind the same key and faults', async () => {
     const upstream = fakeOpenAI({ apiKey: 'k', faults: [{ kind: 'status', status: 503 }] });
-    const request = () => upstream.fetch('http://fake/v1/images/generations', post({ model: 'gpt-image-1', prompt: 'a cat', n: 1, size: '1024x1024' }, { authorization: 'Bearer k' }));
+    const request = () =>
+      upstream.fetch(
+        'http://fake/v1/images/generations',
+        post({ model: 'gpt-image-1', prompt: 'a cat', n: 1, size: '1024x1024' }, { authorization: 'Bearer k' }),
+      );
     expect((await request()).status).toBe(503);
     const response = await request();
     expect(response.status).toBe(200);

@@ -49,7 +49,12 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     const isImages = url.pathname.endsWith('/images/generations');
     if (options.apiKey !== undefined) {
       const auth = request.headers.get('authorization');
-      if (!auth) return openaiErrorResponse(401, { code: null, message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)." });
+      if (!auth)
+        return openaiErrorResponse(401, {
+          code: null,
+          message:
+            "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        });
       if (auth !== `Bearer ${options.apiKey}`) return openaiErrorResponse(401);
     }
     if (fault?.kind === 'status') return statusFault(fault);
@@ -73,10 +78,15 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
   function chat(text: string, fault: Fault | undefined, openBody: FakeExchange['stream']): Response {
     const body = parseJsonBody(text) as FakeChatRequest | undefined;
     if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return openaiErrorResponse(400, { code: null, message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)" });
+      return openaiErrorResponse(400, {
+        code: null,
+        message:
+          "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+      });
     }
     if (typeof body.model !== 'string') return openaiErrorResponse(400, { code: null, message: 'you must provide a model parameter' });
-    if (!Array.isArray(body.messages)) return openaiErrorResponse(400, { code: 'missing_required_parameter', param: 'messages', message: "Missing required parameter: 'messages'." });
+    if (!Array.isArray(body.messages))
+      return openaiErrorResponse(400, { code: 'missing_required_parameter', param: 'messages', message: "Missing required parameter: 'messages'." });
     if (options.models && !options.models.includes(body.model)) {
       return openaiErrorResponse(404, { code: 'model_not_found', message: `The model \`${body.model}\` does not exist or you do not have access to it.` });
     }
@@ -95,15 +105,17 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     const meta = { id: `chatcmpl-${randomBase62(29)}`, created: Math.floor(now() / 1000), model: body.model };
     const headers = { 'x-request-id': `req_${randomBase62(24)}`, 'openai-processing-ms': '1' };
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; include_obfuscation?: boolean };
-    const events = body.stream === true
-      ? streamEvents(generation, meta, {
-          includeUsage: streamOptions.include_usage === true,
-          obfuscation: streamOptions.include_obfuscation === false ? undefined : obfuscation,
-        })
-      : [completionBody(generation, meta)];
+    const events =
+      body.stream === true
+        ? streamEvents(generation, meta, {
+            includeUsage: streamOptions.include_usage === true,
+            obfuscation: streamOptions.include_obfuscation === false ? undefined : obfuscation,
+          })
+        : [completionBody(generation, meta)];
     const stream = openBody(events, {
       fault,
-      malformed: body.stream === true ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{\n\n' : '{"id":"chatcmpl-broken","choices":[',
+      malformed:
+        body.stream === true ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{\n\n' : '{"id":"chatcmpl-broken","choices":[',
       errorEvent: (f) => `data: ${openaiErrorBody(f.status ?? 500, { code: f.code, message: f.message })}\n\n`,
     });
     const contentType = body.stream === true ? 'text/event-stream; charset=utf-8' : 'application/json';

@@ -30,7 +30,8 @@ const BY_CODE: Record<string, Defaults> = {
     type: 'invalid_request_error',
     code: 'context_length_exceeded',
     param: 'messages',
-    message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130021 tokens. Please reduce the length of the messages.",
+    message:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130021 tokens. Please reduce the length of the messages.",
   },
   content_filter: {
     type: 'invalid_request_error',
@@ -52,7 +53,8 @@ const BY_CODE: Record<string, Defaults> = {
   rate_limit_exceeded: {
     type: 'requests',
     code: 'rate_limit_exceeded',
-    message: 'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms. Visit https://platform.openai.com/account/rate-limits to learn more.',
+    message:
+      'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms. Visit https://platform.openai.com/account/rate-limits to learn more.',
   },
   insufficient_quota: {
     type: 'insufficient_quota',
@@ -77,11 +79,12 @@ const BY_STATUS: Record<number, Defaults> = {
 /** The `{"error":{message,type,param,code}}` body OpenAI sends for a status and code. */
 export function openaiErrorBody(status: number, options: OpenAIErrorOptions = {}): string {
   if (options.body !== undefined) return options.body;
-  const defaults = (options.code ? BY_CODE[options.code] : undefined) ?? BY_STATUS[status] ?? {
-    type: status >= 500 ? 'server_error' : 'invalid_request_error',
-    code: null,
-    message: `Upstream error ${status}.`,
-  };
+  const defaults = (options.code ? BY_CODE[options.code] : undefined) ??
+    BY_STATUS[status] ?? {
+      type: status >= 500 ? 'server_error' : 'invalid_request_error',
+      code: null,
+      message: `Upstream error ${status}.`,
+    };
   return JSON.stringify({
     error: {
       message: options.message ?? defaults.message,

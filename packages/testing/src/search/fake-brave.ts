@@ -70,7 +70,9 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
         status,
         code: extra.code ?? known.code,
         detail: extra.detail ?? known.detail,
-        meta: extra.meta ?? (status === 429 ? { plan: 'Free', rate_limit: 1, rate_current: 1, quota_limit: 15000, quota_current: used, component: 'rate_limiter' } : {}),
+        meta:
+          extra.meta ??
+          (status === 429 ? { plan: 'Free', rate_limit: 1, rate_current: 1, quota_limit: 15000, quota_current: used, component: 'rate_limiter' } : {}),
       },
       time: Math.floor(now() / 1000),
     };
@@ -94,10 +96,14 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
     if (fault?.kind === 'status') return statusFault(fault);
     const query = url.searchParams.get('q') ?? '';
     const count = Number(url.searchParams.get('count') ?? '20');
-    const invalid = query.trim() === '' ? { loc: ['query', 'q'], msg: 'String should have at least 1 character' }
-      : query.length > 400 || query.trim().split(/\s+/).length > 50 ? { loc: ['query', 'q'], msg: 'Query is too long' }
-        : !Number.isInteger(count) || count < 1 || count > 20 ? { loc: ['query', 'count'], msg: 'Input should be less than or equal to 20' }
-          : undefined;
+    const invalid =
+      query.trim() === ''
+        ? { loc: ['query', 'q'], msg: 'String should have at least 1 character' }
+        : query.length > 400 || query.trim().split(/\s+/).length > 50
+          ? { loc: ['query', 'q'], msg: 'Query is too long' }
+          : !Number.isInteger(count) || count < 1 || count > 20
+            ? { loc: ['query', 'count'], msg: 'Input should be less than or equal to 20' }
+            : undefined;
     if (invalid) return error(422, { meta: { errors: [{ type: 'value_error', ...invalid, input: query }] } });
     used += 1;
     const decorations = url.searchParams.get('text_decorations') !== 'false' && url.searchParams.get('text_decorations') !== '0';
@@ -115,7 +121,17 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
         type: 'search_result',
         subtype: 'generic',
         is_live: false,
-        meta_url: { scheme: 'https', netloc: target.hostname, hostname: target.hostname, favicon: `https://imgs.search.brave.com/${target.hostname}.ico`, path: target.pathname.split('/').filter(Boolean).map((part) => `› ${part}`).join(' ') },
+        meta_url: {
+          scheme: 'https',
+          netloc: target.hostname,
+          hostname: target.hostname,
+          favicon: `https://imgs.search.brave.com/${target.hostname}.ico`,
+          path: target.pathname
+            .split('/')
+            .filter(Boolean)
+            .map((part) => `› ${part}`)
+            .join(' '),
+        },
       };
       if (hit.publishedDate !== null) {
         result.page_age = hit.publishedDate;
@@ -124,7 +140,21 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
       return result;
     });
     const body = JSON.stringify({
-      query: { original: query, show_strict_warning: false, is_navigational: false, is_news_breaking: false, spellcheck_off: true, country: 'us', bad_results: false, should_fallback: false, postal_code: '', city: '', header_country: '', more_results_available: results.length === count, state: '' },
+      query: {
+        original: query,
+        show_strict_warning: false,
+        is_navigational: false,
+        is_news_breaking: false,
+        spellcheck_off: true,
+        country: 'us',
+        bad_results: false,
+        should_fallback: false,
+        postal_code: '',
+        city: '',
+        header_country: '',
+        more_results_available: results.length === count,
+        state: '',
+      },
       mixed: { type: 'mixed', main: results.map((_, position) => ({ type: 'web', index: position, all: false })), top: [], side: [] },
       type: 'search',
       web: { type: 'search', results, family_friendly: true },

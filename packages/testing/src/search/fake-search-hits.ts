@@ -16,7 +16,10 @@ function hash(text: string): number {
 }
 
 function slug(query: string): string {
-  const words = query.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  const words = query
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
   return words === '' ? 'q' : words.slice(0, 40);
 }
 
@@ -34,15 +37,14 @@ export function fakeSearchHits(query: string, offset: number, count: number): Fa
   return Array.from({ length: count }, (_, index) => {
     const position = offset + index + 1;
     const day = ((seed + position * 7) % 28) + 1;
-    const month = ((seed >>> 8) + position) % 12 + 1;
+    const month = (((seed >>> 8) + position) % 12) + 1;
     const hour = (seed + position) % 24;
     return {
       title: `${query} - result ${position}`,
-      url: `https://${name}-${(seed + position) % 9 + 1}.example.com/${name}/${position}`,
+      url: `https://${name}-${((seed + position) % 9) + 1}.example.com/${name}/${position}`,
       content: `Result ${position} of the fake index for ${query}: a page that talks about ${query}.`,
-      publishedDate: position % 2 === 1
-        ? `2024-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00`
-        : null,
+      publishedDate:
+        position % 2 === 1 ? `2024-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00` : null,
     };
   });
 }

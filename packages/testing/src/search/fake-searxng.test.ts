@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fakeSearxng } from './fake-searxng';
 
 describe('fakeSearxng', () => {
-  it('answers format=json with SearXNG\'s reply shape, the same for the same query', async () => {
+  it("answers format=json with SearXNG's reply shape, the same for the same query", async () => {
     const upstream = fakeSearxng({ resultsPerPage: 3 });
     const response = await upstream.fetch('http://searxng.local/search?q=hello+world&format=json');
     expect([response.status, response.headers.get('content-type')]).toEqual([200, 'application/json']);
@@ -11,8 +11,13 @@ describe('fakeSearxng', () => {
     expect(body.query).toBe('hello world');
     expect(body.results).toHaveLength(3);
     expect(body.results[0]).toMatchObject({
-      title: 'hello world - result 1', content: expect.stringContaining('hello world'), engine: expect.any(String),
-      template: 'default.html', category: 'general', positions: [1, 2], publishedDate: expect.stringMatching(/^2024-\d{2}-\d{2}T\d{2}:00:00$/),
+      title: 'hello world - result 1',
+      content: expect.stringContaining('hello world'),
+      engine: expect.any(String),
+      template: 'default.html',
+      category: 'general',
+      positions: [1, 2],
+      publishedDate: expect.stringMatching(/^2024-\d{2}-\d{2}T\d{2}:00:00$/),
     });
     expect(body.results[1].publishedDate).toBeNull();
     const again = await (await upstream.fetch('http://searxng.local/search?q=hello+world&format=json')).json();
@@ -25,7 +30,8 @@ describe('fakeSearxng', () => {
 
   it('answers a POST form like a GET', async () => {
     const response = await fakeSearxng().fetch('http://searxng.local/search', {
-      method: 'POST', body: new URLSearchParams({ q: 'x', format: 'json' }),
+      method: 'POST',
+      body: new URLSearchParams({ q: 'x', format: 'json' }),
     });
     expect((await response.json()).query).toBe('x');
   });

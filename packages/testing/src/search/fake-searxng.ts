@@ -77,7 +77,8 @@ export function fakeSearxng(options: FakeSearxngOptions = {}): FakeUpstream {
     const format = parameters.get('format') ?? 'html';
     if (!formats.includes(format)) return htmlError(403, 'Forbidden', "You don't have the permission to access the requested resource.");
     const query = (parameters.get('q') ?? '').trim();
-    if (format !== 'json') return new Response('<!DOCTYPE html><html><title>SearXNG</title></html>', { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    if (format !== 'json')
+      return new Response('<!DOCTYPE html><html><title>SearXNG</title></html>', { headers: { 'content-type': 'text/html; charset=utf-8' } });
     if (query === '') return Response.json({ error: 'No query' }, { status: 400 });
     const page = Math.max(1, Number.parseInt(parameters.get('pageno') ?? '1', 10) || 1);
     const hits = index(query, page);
