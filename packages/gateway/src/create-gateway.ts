@@ -91,6 +91,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   if (options.pageFetcher) routes['/v1/fetch'] = { method: 'POST', endpoint: 'fetch', handler: handleFetch };
   const { replies } = runtime;
+  const basePath = normaliseBasePath(options.basePath);
 
   let active = 0;
   let idleWaiters: (() => void)[] = [];
@@ -107,7 +108,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const path = pathOf(request.url);
     log.path = path;
     log.method = request.method;
-    const route = routes[path];
+    const route = routes[basePath === '' ? path : underBase(path, basePath)];
     if (!route) return replies.plain(404, 'Not Found');
     if (request.method !== route.method) return replies.plain(405, 'Method Not Allowed');
 
@@ -226,6 +227,20 @@ function keepLeaseAlive(lease: Lease, ttlMs: number, timers: GatewayTimers): () 
     }
     return lease.release();
   };
+}
+
+/** `basePath` without its trailing slash ('' for none); one that does not start with '/' is a configuration error. */
+function normaliseBasePath(basePath: string | undefined): string {
+  if (basePath === undefined || basePath === '' || basePath === '/') return '';
+  if (!basePath.startsWith('/') || basePath.includes('?') || basePath.includes('#')) {
+    throw new Error(`basePath must be a path starting with "/", such as "/api", not ${JSON.stringify(basePath)}`);
+  }
+  return basePath.endsWith('/') ? basePath.slice(0, -1) : basePath;
+}
+
+/** The part of `path` after `basePath`, or '' (served by no route) when `path` is not under it. */
+function underBase(path: string, basePath: string): string {
+  return path.startsWith(basePath) && path.charCodeAt(basePath.length) === 47 ? path.slice(basePath.length) : '';
 }
 
 /** The path of an absolute request URL, without allocating a URL object. */

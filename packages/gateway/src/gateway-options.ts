@@ -49,6 +49,16 @@ export interface GatewayOptions {
   limiter: LimiterStore;
   /** Upstream adapters by name; models' routes name these keys. */
   providers: Record<string, Provider>;
+  /**
+   * A path prefix the API is mounted under, e.g. `/api`: then `/api/v1/chat/completions` is served
+   * and every path outside the prefix (`/v1/models` included) is the spec's plain-text 404. A
+   * trailing slash is ignored; default none (the API at `/v1/…`).
+   *
+   * @example
+   * const gateway = createGateway({ ...options, basePath: '/api' });
+   * app.all('/api/*', (c) => gateway.fetch(c.req.raw)); // Hono
+   */
+  basePath?: string;
   /** The model catalogue: each model-record field plus routing and settings. */
   models: ModelConfig[];
   /** App-only character prompts: a keyed chat whose first system message opens with one is refused. */
