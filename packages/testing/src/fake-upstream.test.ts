@@ -68,6 +68,21 @@ describe('createFakeUpstream', () => {
     release();
   });
 
+  it('hang: records the request, never answers, and lets go when the caller aborts', async () => {
+    const upstream = createFakeUpstream({ faults: [{ kind: 'hang' }] }, echo);
+    const controller = new AbortController();
+    let answered = false;
+    const pending = upstream.fetch('http://fake/', { method: 'POST', body: '{"a":1}', signal: controller.signal }).finally(() => (answered = true));
+    await expect.poll(() => upstream.hanging).toBe(1);
+    expect(upstream.requests.map((request) => request.body)).toEqual([{ a: 1 }]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(answered).toBe(false);
+    controller.abort(new Error('deadline'));
+    await expect(pending).rejects.toThrow('deadline');
+    expect(upstream.hanging).toBe(0);
+    expect((await upstream.fetch('http://fake/')).status).toBe(200);
+  });
+
   it('serves the search fakes too: fakeBrave rejects an aborted in-flight fetch with the reason', async () => {
     let release = () => {};
     const upstream = fakeBrave({ latencyMs: 1, sleep: () => new Promise<void>((resolve) => (release = resolve)) });

@@ -22,6 +22,8 @@ export interface FakeUpstream {
   requests: RecordedRequest[];
   /** Response bodies still open (not read to the end, errored or cancelled): 0 means no leak. */
   readonly open: number;
+  /** Requests held unanswered by a `hang` fault and not aborted yet: 0 means the caller let go of each. */
+  readonly hanging: number;
   /** Replaces the fault plan. */
   setFaults(faults: FaultPlan): void;
   /** The same as `fetch`, on a `Request`. */
@@ -64,6 +66,7 @@ export function createFakeUpstream(options: FakeUpstreamOptions, route: FakeRout
   const wait = options.sleep ?? sleep;
   const requests: RecordedRequest[] = [];
   let open = 0;
+  let hanging = 0;
 
   async function handle(request: Request): Promise<Response> {
     const fault = faults.next();
@@ -71,6 +74,18 @@ export function createFakeUpstream(options: FakeUpstreamOptions, route: FakeRout
     // A clone, so routes that hand the request on (the images fake) can still read its body.
     const text = await request.clone().text();
     requests.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: parseJsonBody(text) });
+    if (fault?.kind === 'hang') {
+      hanging++;
+      // Accepted and never answered: only the caller's abort ends it, as with a silent server.
+      await new Promise<never>((_, reject) => {
+        const stop = () => {
+          hanging--;
+          reject(request.signal.reason);
+        };
+        if (request.signal.aborted) stop();
+        else request.signal.addEventListener('abort', stop, { once: true });
+      });
+    }
     if (options.latencyMs) await wait(options.latencyMs, request.signal);
     const stream: FakeExchange['stream'] = (events, streamOptions) => {
       open++;
@@ -84,6 +99,9 @@ export function createFakeUpstream(options: FakeUpstreamOptions, route: FakeRout
     requests,
     get open() {
       return open;
+    },
+    get hanging() {
+      return hanging;
     },
     setFaults: (plan) => faults.set(plan),
     handle,

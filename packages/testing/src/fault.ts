@@ -8,6 +8,8 @@ export type Fault =
   | { kind: 'status'; status: number; code?: string; message?: string; retryAfter?: number; body?: string }
   /** The connection is refused: the fake's `fetch` rejects like undici's (`TypeError: fetch failed`). */
   | { kind: 'refuse' }
+  /** The request is taken (and recorded) but never answered: no status, no headers, until it is aborted. */
+  | { kind: 'hang' }
   /** The connection drops after `afterChunks` events: the body errors (`TypeError: terminated`). */
   | { kind: 'cut'; afterChunks: number }
   /** The body ends cleanly after `afterChunks` events, without the stream's final marker. */
