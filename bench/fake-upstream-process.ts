@@ -9,7 +9,9 @@ import { listen } from '@tollgate/testing/server';
 const fake = fakeOpenAI({ reply: 'The quick brown fox jumps over the lazy dog. '.repeat(4) });
 const server = await listen(fake.handle);
 // The fake records every request for tests; a bench run would grow that list for nothing.
-setInterval(() => void (fake.requests.length = 0), 1000).unref();
+setInterval(() => {
+  fake.requests.length = 0;
+}, 1000).unref();
 process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => void server.close().then(() => process.exit(0)));

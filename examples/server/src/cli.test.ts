@@ -2,7 +2,6 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { creditsToMicros, formatMicros, main } from './cli';
 import { BIN, serveChild } from './test-serve-child';
@@ -34,7 +33,10 @@ async function cli(dir: string, ...args: string[]): Promise<{ status: number; st
   let stdout = '';
   let stderr = '';
   const write = process.stderr.write;
-  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  }) as typeof process.stderr.write;
   try {
     const status = await main(args, (text) => (stdout += `${text}\n`));
     return { status, stdout, stderr };

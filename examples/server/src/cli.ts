@@ -187,7 +187,7 @@ function table(head: string[], rows: string[][]): string {
   const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
       .join('  ')
       .trimEnd();
   return [line(head), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
@@ -199,7 +199,7 @@ function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
   const positional: string[] = [];
   const flags: Flags = {};
   for (let index = 0; index < argv.length; index++) {
-    const token = argv[index]!;
+    const token = argv[index] ?? '';
     if (token === '-h') flags.help = true;
     else if (token.startsWith('--')) {
       const [name, inline] = token.slice(2).split('=', 2) as [string, string | undefined];

@@ -28,7 +28,9 @@ export function createMetrics(): Metrics {
       const seconds = log.latencyMs / 1000;
       count++;
       sum += seconds;
-      for (let index = 0; index < BUCKETS.length; index++) if (seconds <= BUCKETS[index]!) buckets[index]!++;
+      BUCKETS.forEach((bound, index) => {
+        if (seconds <= bound) buckets[index] = (buckets[index] ?? 0) + 1;
+      });
       if (log.funding !== 'included') micros += log.costMicros ?? 0;
       promptTokens += log.promptTokens ?? 0;
       completionTokens += log.completionTokens ?? 0;
