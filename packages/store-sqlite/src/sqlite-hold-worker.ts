@@ -1,15 +1,20 @@
 /**
- * Test helper run as a separate process by sqlite-store.test.ts: opens the store on a file and
- * takes holds, printing how many micros it held, so holds from several processes can be summed.
+ * Test helper run as a separate process by sqlite-store.test.ts and sqlite-runtimes.test.ts, on
+ * Node, Bun or Deno: opens the store on a file with the runtime's own driver and takes holds,
+ * printing how many micros it held and with which driver, so holds from several processes (and
+ * runtimes) on one file can be summed.
  */
+import { runtimeDriver } from './runtime-driver';
 import { sqliteStore } from './sqlite-store';
 
 const [path, accountId, count, micros] = process.argv.slice(2);
-const store = sqliteStore(path!);
+if (path === undefined || accountId === undefined) throw new Error('usage: sqlite-hold-worker <path> <accountId> <count> <micros>');
+const driver = runtimeDriver();
+const store = sqliteStore(path, { driver });
 let held = 0;
 for (let i = 0; i < Number(count); i++) {
-  const result = await store.hold(accountId!, { micros: Number(micros), ttlMs: 60_000 });
-  if (result.ok) held += result.micros;
+  const result = await store.hold(accountId, { micros: Number(micros), ttlMs: 60_000 });
+  if (result.ok) held += result.value.micros;
 }
 await store.close();
-process.stdout.write(JSON.stringify({ held }));
+process.stdout.write(JSON.stringify({ held, driver: driver.name }));

@@ -1,4 +1,6 @@
-import type Database from 'better-sqlite3';
+import { column } from './sqlite-row';
+import type { SqliteDatabase } from './sqlite-database';
+import { transaction } from './sqlite-transaction';
 
 /**
  * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Entries are
@@ -58,14 +60,23 @@ const MIGRATIONS: string[] = [
   `,
 ];
 
-/** Applies the migrations not yet applied, each in one IMMEDIATE transaction. */
-export function migrate(db: Database.Database): void {
-  for (let version = db.pragma('user_version', { simple: true }) as number; version < MIGRATIONS.length; version++) {
-    db.transaction(() => {
+/**
+ * Applies the migrations not yet applied, each in one IMMEDIATE transaction. Plain SQL on the
+ * driver interface, so a file migrated by one driver is current for every other.
+ */
+export function migrate(db: SqliteDatabase): void {
+  const readVersion = db.prepare('PRAGMA user_version');
+  const userVersion = () => {
+    const row = readVersion.get();
+    return row === undefined ? 0 : column.integer(row, 'user_version');
+  };
+  MIGRATIONS.forEach((sql, index) => {
+    if (userVersion() > index) return;
+    transaction(db, 'IMMEDIATE', () => {
       // Re-read under the write lock: another process may have migrated meanwhile.
-      if ((db.pragma('user_version', { simple: true }) as number) > version) return;
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
-  }
+      if (userVersion() > index) return;
+      db.exec(sql);
+      db.exec(`PRAGMA user_version = ${index + 1}`);
+    });
+  });
 }

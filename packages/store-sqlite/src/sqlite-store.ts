@@ -1,5 +1,4 @@
-import Database from 'better-sqlite3';
-import type { Account, AccountState, Plan } from '@tollgate/core';
+import { type Account, type AccountState, isAccountState, isPlan, type Plan } from '@tollgate/core';
 import {
   assertHoldInput,
   assertMicros,
@@ -14,11 +13,16 @@ import {
   type HoldResult,
   type KeyInfo,
   type LedgerEntry,
+  type SettleInput,
   type SettleResult,
   type Store,
   type StoreOptions,
 } from '@tollgate/billing';
+import { runtimeDriver } from './runtime-driver';
+import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database';
+import { column } from './sqlite-row';
 import { migrate } from './sqlite-schema';
+import { transaction } from './sqlite-transaction';
 
 /** The SQLite store: a Store plus what the reference server needs at start and stop. */
 export interface SqliteStore extends Store {
@@ -28,131 +32,105 @@ export interface SqliteStore extends Store {
   close(): Promise<void>;
 }
 
+/** Options of {@link sqliteStore}. */
+export interface SqliteStoreOptions extends StoreOptions {
+  /** How long a writer waits for another process's write lock, in ms (default 5,000). */
+  busyTimeoutMs?: number;
+  /** The driver that opens the file (default {@link runtimeDriver}: the one for this runtime). */
+  driver?: SqliteDriver;
+}
+
 interface AccountRow {
   id: string;
   plan: Plan;
   state: AccountState;
   balance: number;
 }
-interface KeyRow {
-  id: string;
-  name: string;
-  account_id: string;
-  prefix: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-interface HoldRow {
-  id: string;
-  account_id: string;
-  state: string;
-  charged: number;
-  request_id: string | null;
-}
-interface EntryRow {
-  id: string;
-  account_id: string;
-  micros: number;
-  kind: 'credit' | 'charge';
-  created_at: number;
-  hold_id: string | null;
-  request_id: string | null;
-  meta: string | null;
-}
 
 /**
- * Directory + Ledger on SQLite (better-sqlite3, WAL). Every mutation is one IMMEDIATE
- * transaction, so the file may be shared with CLI processes; `hold` computes what is available and
- * inserts the hold under the same write lock.
+ * Directory + Ledger on SQLite (WAL), on whichever driver the runtime has: better-sqlite3 (Node),
+ * node:sqlite (Node >= 22.13, Deno) or bun:sqlite (Bun); the schema and every statement are the
+ * same on each, so one file opens under all of them. Every mutation is one IMMEDIATE transaction,
+ * so the file may be shared with CLI processes; `hold` computes what is available and inserts the
+ * hold under the same write lock.
  *
  * @example
  * const store = sqliteStore('./data/tollgate.db');
  * await store.releaseAllHolds(); // `serve` only: every open hold belonged to a dead process
  */
-export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutMs?: number } = {}): SqliteStore {
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   const now = options.now ?? Date.now;
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5_000))}`);
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
+  const db: SqliteDatabase = (options.driver ?? runtimeDriver()).open(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5_000))}`);
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
 
   const sql = {
     insertAccount: db.prepare('INSERT INTO accounts (id, plan, state, created_at) VALUES (?, ?, ?, ?)'),
-    getAccount: db.prepare<[string], AccountRow>('SELECT id, plan, state, balance FROM accounts WHERE id = ?'),
+    getAccount: db.prepare('SELECT id, plan, state, balance FROM accounts WHERE id = ?'),
     setState: db.prepare('UPDATE accounts SET state = ? WHERE id = ?'),
     setPlan: db.prepare('UPDATE accounts SET plan = ? WHERE id = ?'),
     insertKey: db.prepare('INSERT INTO keys (id, account_id, name, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-    listKeys: db.prepare<[string], KeyRow>('SELECT id, name, account_id, prefix, created_at, revoked_at FROM keys WHERE account_id = ? ORDER BY seq'),
+    listKeys: db.prepare('SELECT id, name, account_id, prefix, created_at, revoked_at FROM keys WHERE account_id = ? ORDER BY seq'),
     revokeKey: db.prepare('UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?'),
-    findKey: db.prepare<[string], { id: string; name: string; account_id: string; plan: Plan; state: AccountState }>(
+    findKey: db.prepare(
       `SELECT k.id, k.name, k.account_id, a.plan, a.state FROM keys k JOIN accounts a ON a.id = k.account_id
        WHERE k.hash = ? AND k.revoked_at IS NULL`,
     ),
     insertEntry: db.prepare('INSERT INTO entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-    entries: db.prepare<[string, number], EntryRow>(
+    entries: db.prepare(
       'SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM entries WHERE account_id = ? ORDER BY seq DESC LIMIT ?',
     ),
-    held: db.prepare<[string, number], { held: number }>(
-      "SELECT coalesce(sum(micros), 0) AS held FROM holds WHERE account_id = ? AND state = 'open' AND expires_at > ?",
-    ),
+    held: db.prepare("SELECT coalesce(sum(micros), 0) AS held FROM holds WHERE account_id = ? AND state = 'open' AND expires_at > ?"),
     insertHold: db.prepare('INSERT INTO holds (id, account_id, micros, created_at, expires_at, request_id) VALUES (?, ?, ?, ?, ?, ?)'),
-    getHold: db.prepare<[string], HoldRow>('SELECT id, account_id, state, charged, request_id FROM holds WHERE id = ?'),
+    getHold: db.prepare('SELECT id, account_id, state, charged, request_id FROM holds WHERE id = ?'),
     closeHold: db.prepare('UPDATE holds SET state = ?, charged = ?, closed_at = ? WHERE id = ?'),
     expire: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ?"),
     expireAll: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open'"),
   };
+  let open = true;
 
   const account = (accountId: string): AccountRow => {
     const row = sql.getAccount.get(accountId);
     if (row === undefined) throw new Error(`unknown account ${accountId}`);
-    return row;
+    return toAccountRow(row);
   };
-  const toAccount = (row: { id: string; plan: Plan; state: AccountState }): Account => ({ id: row.id, plan: row.plan, state: row.state });
+  const heldBy = (accountId: string, at: number): number => {
+    const row = sql.held.get(accountId, at);
+    return row === undefined ? 0 : column.integer(row, 'held');
+  };
   const balanceOf = (accountId: string) => {
     const { balance } = account(accountId);
-    const { held } = sql.held.get(accountId, now())!;
+    const held = heldBy(accountId, now());
     return { balance, held, available: balance - held };
   };
-  // One read transaction: the balance and the holds come from the same snapshot.
-  const readBalance = db.transaction((accountId: string) => balanceOf(accountId));
-  const update = db.transaction((accountId: string, change: { plan?: Plan; state?: AccountState }): Account => {
-    account(accountId);
-    if (change.state !== undefined) sql.setState.run(change.state, accountId);
-    if (change.plan !== undefined) sql.setPlan.run(change.plan, accountId);
-    return toAccount(account(accountId));
-  });
-  const credit = db.transaction((accountId: string, micros: number, meta: string | null) => {
-    account(accountId);
-    sql.insertEntry.run(newEntryId(), accountId, micros, 'credit', now(), null, null, meta);
-    return balanceOf(accountId);
-  });
-  const hold = db.transaction((accountId: string, input: Parameters<Store['hold']>[1]): HoldResult => {
-    const at = now();
-    const { balance } = account(accountId);
-    const decision = decideHold(balance, sql.held.get(accountId, at)!.held, input);
-    if (!decision.ok) return { ok: false, code: 'insufficient_balance', available: decision.available };
-    const id = newHoldId();
-    sql.insertHold.run(id, accountId, decision.micros, at, at + input.ttlMs, input.requestId ?? null);
-    return { ok: true, holdId: id, micros: decision.micros };
-  });
-  const close = db.transaction((holdId: string, charge: Parameters<Store['settle']>[1] | undefined): SettleResult => {
-    const row = sql.getHold.get(holdId);
-    if (row === undefined) throw new Error(`unknown hold ${holdId}`);
-    if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
-    const at = now();
-    if (charge === undefined) {
-      sql.closeHold.run('released', 0, at, holdId);
-      return { charged: 0, already: false };
-    }
-    sql.closeHold.run('settled', charge.micros, at, holdId);
-    const meta = charge.meta === undefined ? null : JSON.stringify(charge.meta);
-    sql.insertEntry.run(newEntryId(), row.account_id, charge.micros === 0 ? 0 : -charge.micros, 'charge', at, holdId, charge.requestId ?? row.request_id, meta);
-    return { charged: charge.micros, already: false };
-  });
+  const update = (accountId: string, change: { plan?: Plan; state?: AccountState }): Account =>
+    transaction(db, 'IMMEDIATE', () => {
+      account(accountId);
+      if (change.state !== undefined) sql.setState.run(change.state, accountId);
+      if (change.plan !== undefined) sql.setPlan.run(change.plan, accountId);
+      return toAccount(account(accountId));
+    });
+  const close = (holdId: string, charge: SettleInput | undefined): SettleResult =>
+    transaction(db, 'IMMEDIATE', () => {
+      const found = sql.getHold.get(holdId);
+      if (found === undefined) throw new Error(`unknown hold ${holdId}`);
+      const row = toHoldRow(found);
+      if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
+      const at = now();
+      if (charge === undefined) {
+        sql.closeHold.run('released', 0, at, holdId);
+        return { charged: 0, already: false };
+      }
+      sql.closeHold.run('settled', charge.micros, at, holdId);
+      const meta = charge.meta === undefined ? null : JSON.stringify(charge.meta);
+      sql.insertEntry.run(newEntryId(), row.accountId, charge.micros === 0 ? 0 : -charge.micros, 'charge', at, holdId, charge.requestId ?? row.requestId, meta);
+      return { charged: charge.micros, already: false };
+    });
 
-  const store: SqliteStore = {
+  return {
     async createAccount(input) {
       const id = input.id ?? newAccountId();
       sql.insertAccount.run(id, input.plan, 'active', now());
@@ -160,13 +138,13 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
     },
     async getAccount(accountId) {
       const row = sql.getAccount.get(accountId);
-      return row === undefined ? undefined : toAccount(row);
+      return row === undefined ? undefined : toAccount(toAccountRow(row));
     },
     async setAccountState(accountId, state) {
-      return update.immediate(accountId, { state });
+      return update(accountId, { state });
     },
     async setPlan(accountId, plan) {
-      return update.immediate(accountId, { plan });
+      return update(accountId, { plan });
     },
     async createKey(accountId, name) {
       const key = generateKey();
@@ -177,37 +155,49 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
       return { id, name, key };
     },
     async listKeys(accountId) {
-      return sql.listKeys.all(accountId).map((row): KeyInfo => {
-        const info: KeyInfo = { id: row.id, name: row.name, accountId: row.account_id, prefix: row.prefix, createdAt: row.created_at };
-        if (row.revoked_at !== null) info.revokedAt = row.revoked_at;
-        return info;
-      });
+      return sql.listKeys.all(accountId).map(toKeyInfo);
     },
     async revokeKey(keyId) {
       if (sql.revokeKey.run(now(), keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
     },
     async findKey(keyHash) {
       const row = sql.findKey.get(keyHash);
-      return row === undefined ? undefined : { id: row.id, name: row.name, account: { id: row.account_id, plan: row.plan, state: row.state } };
+      if (row === undefined) return undefined;
+      const account = { id: column.text(row, 'account_id'), plan: column.oneOf(row, 'plan', isPlan), state: column.oneOf(row, 'state', isAccountState) };
+      return { id: column.text(row, 'id'), name: column.text(row, 'name'), account };
     },
     async addCredits(accountId, micros, meta) {
       assertMicros('credits', micros);
       if (micros === 0) throw new RangeError('credits must be positive');
-      return credit.immediate(accountId, micros, meta === undefined ? null : JSON.stringify(meta));
+      const note = meta === undefined ? null : JSON.stringify(meta);
+      return transaction(db, 'IMMEDIATE', () => {
+        account(accountId);
+        sql.insertEntry.run(newEntryId(), accountId, micros, 'credit', now(), null, null, note);
+        return balanceOf(accountId);
+      });
     },
     async getBalance(accountId) {
-      return readBalance(accountId);
+      // One read transaction: the balance and the holds come from the same snapshot.
+      return transaction(db, 'DEFERRED', () => balanceOf(accountId));
     },
-    async hold(accountId, input) {
+    async hold(accountId, input): Promise<HoldResult> {
       assertHoldInput(input);
-      return hold.immediate(accountId, input);
+      return transaction(db, 'IMMEDIATE', () => {
+        const at = now();
+        const { balance } = account(accountId);
+        const decision = decideHold(balance, heldBy(accountId, at), input);
+        if (!decision.ok) return decision;
+        const id = newHoldId();
+        sql.insertHold.run(id, accountId, decision.value, at, at + input.ttlMs, input.requestId ?? null);
+        return { ok: true, value: { holdId: id, micros: decision.value } };
+      });
     },
     async settle(holdId, input) {
       assertMicros('settle micros', input.micros);
-      return close.immediate(holdId, input);
+      return close(holdId, input);
     },
     async release(holdId) {
-      return close.immediate(holdId, undefined);
+      return close(holdId, undefined);
     },
     async entries(accountId, options = {}) {
       return sql.entries.all(accountId, options.limit ?? -1).map(toEntry);
@@ -219,16 +209,71 @@ export function sqliteStore(path: string, options: StoreOptions & { busyTimeoutM
       return sql.expireAll.run().changes;
     },
     async close() {
-      if (db.open) db.close();
+      if (open) db.close();
+      open = false;
     },
   };
-  return store;
 }
 
-function toEntry(row: EntryRow): LedgerEntry {
-  const entry: LedgerEntry = { id: row.id, accountId: row.account_id, micros: row.micros, kind: row.kind, createdAt: row.created_at };
-  if (row.hold_id !== null) entry.holdId = row.hold_id;
-  if (row.request_id !== null) entry.requestId = row.request_id;
-  if (row.meta !== null) entry.meta = JSON.parse(row.meta) as Record<string, unknown>;
+function toAccountRow(row: SqliteRow): AccountRow {
+  return {
+    id: column.text(row, 'id'),
+    plan: column.oneOf(row, 'plan', isPlan),
+    state: column.oneOf(row, 'state', isAccountState),
+    balance: column.integer(row, 'balance'),
+  };
+}
+
+function toAccount(row: AccountRow): Account {
+  return { id: row.id, plan: row.plan, state: row.state };
+}
+
+function toHoldRow(row: SqliteRow) {
+  return {
+    accountId: column.text(row, 'account_id'),
+    state: column.text(row, 'state'),
+    charged: column.integer(row, 'charged'),
+    requestId: column.optionalText(row, 'request_id'),
+  };
+}
+
+function toKeyInfo(row: SqliteRow): KeyInfo {
+  const info: KeyInfo = {
+    id: column.text(row, 'id'),
+    name: column.text(row, 'name'),
+    accountId: column.text(row, 'account_id'),
+    prefix: column.text(row, 'prefix'),
+    createdAt: column.integer(row, 'created_at'),
+  };
+  const revokedAt = column.optionalInteger(row, 'revoked_at');
+  if (revokedAt !== null) info.revokedAt = revokedAt;
+  return info;
+}
+
+function toEntry(row: SqliteRow): LedgerEntry {
+  const entry: LedgerEntry = {
+    id: column.text(row, 'id'),
+    accountId: column.text(row, 'account_id'),
+    micros: column.integer(row, 'micros'),
+    kind: column.oneOf(row, 'kind', isEntryKind),
+    createdAt: column.integer(row, 'created_at'),
+  };
+  const holdId = column.optionalText(row, 'hold_id');
+  const requestId = column.optionalText(row, 'request_id');
+  const meta = column.optionalText(row, 'meta');
+  if (holdId !== null) entry.holdId = holdId;
+  if (requestId !== null) entry.requestId = requestId;
+  if (meta !== null) entry.meta = parseMeta(meta);
   return entry;
+}
+
+function isEntryKind(value: unknown): value is LedgerEntry['kind'] {
+  return value === 'credit' || value === 'charge';
+}
+
+/** An entry's `meta`, written by this store as a JSON object. */
+function parseMeta(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new TypeError('column meta: expected a JSON object');
+  return { ...parsed };
 }

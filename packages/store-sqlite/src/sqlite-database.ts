@@ -1,0 +1,37 @@
+/** A value SQLite binds or returns here: the store writes only text, integers and NULL. */
+export type SqliteValue = string | number | null;
+
+/** A row as a driver returns it: columns by name, read through packages/store-sqlite/src/sqlite-row.ts. */
+export type SqliteRow = { readonly [column: string]: unknown };
+
+/** A prepared statement: the three calls the store makes, the same on every driver. */
+export interface SqliteStatement {
+  /** Runs a write; `changes` is how many rows it changed. */
+  run(...params: SqliteValue[]): { changes: number };
+  /** The first row, or `undefined` when there is none. */
+  get(...params: SqliteValue[]): SqliteRow | undefined;
+  /** Every row. */
+  all(...params: SqliteValue[]): SqliteRow[];
+}
+
+/**
+ * An open SQLite database, whatever the driver: the interface the store and its schema are written
+ * against, so the SQL lives once (packages/store-sqlite/src/sqlite-store.ts) and only opening a
+ * file differs per runtime. Every call is synchronous, as in all three drivers.
+ */
+export interface SqliteDatabase {
+  /** Runs one or more statements that return nothing (schema, pragmas, BEGIN/COMMIT). */
+  exec(sql: string): void;
+  /** Prepares a statement, once per statement the store runs. */
+  prepare(sql: string): SqliteStatement;
+  /** Closes the database. */
+  close(): void;
+}
+
+/** Opens database files: better-sqlite3, node:sqlite or bun:sqlite behind one interface. */
+export interface SqliteDriver {
+  /** The driver's name, for messages: `better-sqlite3`, `node:sqlite`, `bun:sqlite`, or your own. */
+  name: string;
+  /** Opens (creating if need be) the file at `path`, or a private database for `':memory:'`. */
+  open(path: string): SqliteDatabase;
+}
