@@ -26,7 +26,7 @@ for (let i = 0; i < accounts; i++) {
   const admitted = await limiter.admit(account, i % 3 === 0 ? 'search' : 'chat');
   if (!admitted.ok) refused++;
   const slot = await limiter.acquire(account, 'chat');
-  if (slot.ok) await slot.lease.release();
+  if (slot.ok) await slot.value.release();
   else refused++;
 }
 const after = heapMiB();

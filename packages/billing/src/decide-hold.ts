@@ -1,7 +1,8 @@
-import type { HoldInput } from './store';
+import type { Result } from '@tollgate/core';
+import type { HoldInput, InsufficientBalance } from './store';
 
-/** What a store should do with a hold request, given the account's money at that instant. */
-export type HoldDecision = { ok: true; micros: number } | { ok: false; available: number };
+/** What a store should do with a hold request, given the account's money at that instant: the micro-dollars to hold, or the refusal. */
+export type HoldDecision = Result<number, InsufficientBalance>;
 
 /**
  * The hold rule every store applies inside its atomic section, so all stores agree exactly:
@@ -11,11 +12,11 @@ export type HoldDecision = { ok: true; micros: number } | { ok: false; available
 export function decideHold(balance: number, held: number, input: HoldInput): HoldDecision {
   const available = balance - held;
   const minimum = input.minimum ?? input.micros;
-  if (balance < 0 || available < minimum) return { ok: false, available };
-  if (available >= input.micros) return { ok: true, micros: input.micros };
+  if (balance < 0 || available < minimum) return { ok: false, error: { code: 'insufficient_balance', available } };
+  if (available >= input.micros) return { ok: true, value: input.micros };
   // A positive request never holds nothing: the caller could not serve it.
-  if (available <= 0) return { ok: false, available };
-  return { ok: true, micros: available };
+  if (available <= 0) return { ok: false, error: { code: 'insufficient_balance', available } };
+  return { ok: true, value: available };
 }
 
 /** Throws unless `input` is a well-formed hold (non-negative safe integers, minimum <= micros, ttl > 0). */

@@ -145,12 +145,12 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       assertHoldInput(input);
       const at = now();
       const decision = decideHold(account(accountId).balance, heldBy(accountId, at), input);
-      if (!decision.ok) return { ok: false, code: 'insufficient_balance', available: decision.available };
+      if (!decision.ok) return decision;
       const id = newHoldId();
-      const row: HoldRow = { id, accountId, micros: decision.micros, expiresAt: at + input.ttlMs, state: 'open', charged: 0 };
+      const row: HoldRow = { id, accountId, micros: decision.value, expiresAt: at + input.ttlMs, state: 'open', charged: 0 };
       if (input.requestId !== undefined) row.requestId = input.requestId;
       state.holds.set(id, row);
-      return { ok: true, holdId: id, micros: decision.micros };
+      return { ok: true, value: { holdId: id, micros: decision.value } };
     },
     async settle(holdId, input): Promise<SettleResult> {
       assertMicros('settle micros', input.micros);

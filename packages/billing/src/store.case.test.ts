@@ -159,22 +159,22 @@ export function runStoreCases(label: string, make: (options: { now: () => number
       withStore(async ({ store, invariant, funded }) => {
         const id = await funded(1_000);
         const first = await store.hold(id, { micros: 600, ttlMs: TTL, requestId: 'req_1' });
-        expect(first).toEqual({ ok: true, holdId: expect.stringMatching(/^hold_/), micros: 600 });
+        expect(first).toEqual({ ok: true, value: { holdId: expect.stringMatching(/^hold_/), micros: 600 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 600, available: 400 });
         // All or nothing by default.
-        expect(await store.hold(id, { micros: 401, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 400 });
+        expect(await store.hold(id, { micros: 401, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 400 } });
         // Partial: holds all of what is available when that is at least the minimum.
         const partial = await store.hold(id, { micros: 900, minimum: 300, ttlMs: TTL });
-        expect(partial).toEqual({ ok: true, holdId: expect.any(String), micros: 400 });
+        expect(partial).toEqual({ ok: true, value: { holdId: expect.any(String), micros: 400 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 1_000, available: 0 });
-        expect(await store.hold(id, { micros: 5, minimum: 1, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 0 });
+        expect(await store.hold(id, { micros: 5, minimum: 1, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
         // Nothing available and a positive amount wanted: refused even with minimum 0.
-        expect(await store.hold(id, { micros: 5, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 0 });
+        expect(await store.hold(id, { micros: 5, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
         // A free request (0 micros) holds nothing and passes while the balance is not negative.
-        expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, micros: 0 });
-        await store.release(first.ok ? first.holdId : '');
-        expect(await store.hold(id, { micros: 601, minimum: 601, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 600 });
-        expect(await store.hold(id, { micros: 600, ttlMs: TTL })).toMatchObject({ ok: true, micros: 600 });
+        expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 0 } });
+        await store.release(first.ok ? first.value.holdId : '');
+        expect(await store.hold(id, { micros: 601, minimum: 601, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 600 } });
+        expect(await store.hold(id, { micros: 600, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 600 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 1_000, available: 0 });
         for (const bad of [
           { micros: -1, ttlMs: TTL },
@@ -193,7 +193,7 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         const hold = await store.hold(id, { micros: 300, ttlMs: TTL, requestId: 'req_a' });
         if (!hold.ok) throw new Error('hold refused');
         time += 7;
-        expect(await store.settle(hold.holdId, { micros: 120, meta: { model: 'fast', prompt_tokens: 3 } })).toEqual({ charged: 120, already: false });
+        expect(await store.settle(hold.value.holdId, { micros: 120, meta: { model: 'fast', prompt_tokens: 3 } })).toEqual({ charged: 120, already: false });
         expect(await invariant(id)).toEqual({ balance: 880, held: 0, available: 880 });
         const [charge] = await store.entries(id, { limit: 1 });
         expect(charge).toEqual({
@@ -202,49 +202,49 @@ export function runStoreCases(label: string, make: (options: { now: () => number
           micros: -120,
           kind: 'charge',
           createdAt: START + 7,
-          holdId: hold.holdId,
+          holdId: hold.value.holdId,
           requestId: 'req_a',
           meta: { model: 'fast', prompt_tokens: 3 },
         });
         // A retried settle or a late release never charges again.
-        expect(await store.settle(hold.holdId, { micros: 999 })).toEqual({ charged: 120, already: true });
-        expect(await store.release(hold.holdId)).toEqual({ charged: 120, already: true });
+        expect(await store.settle(hold.value.holdId, { micros: 999 })).toEqual({ charged: 120, already: true });
+        expect(await store.release(hold.value.holdId)).toEqual({ charged: 120, already: true });
         expect(await invariant(id)).toEqual({ balance: 880, held: 0, available: 880 });
 
         const released = await store.hold(id, { micros: 100, ttlMs: TTL });
         if (!released.ok) throw new Error('hold refused');
-        expect(await store.release(released.holdId)).toEqual({ charged: 0, already: false });
-        expect(await store.release(released.holdId)).toEqual({ charged: 0, already: true });
-        expect(await store.settle(released.holdId, { micros: 50 })).toEqual({ charged: 0, already: true });
+        expect(await store.release(released.value.holdId)).toEqual({ charged: 0, already: false });
+        expect(await store.release(released.value.holdId)).toEqual({ charged: 0, already: true });
+        expect(await store.settle(released.value.holdId, { micros: 50 })).toEqual({ charged: 0, already: true });
         expect(await invariant(id)).toEqual({ balance: 880, held: 0, available: 880 });
         expect((await store.entries(id)).length).toBe(2);
 
         // A zero charge is still an entry (the settled request shows in the usage history).
         const free = await store.hold(id, { micros: 10, ttlMs: TTL, requestId: 'req_free' });
         if (!free.ok) throw new Error('hold refused');
-        expect(await store.settle(free.holdId, { micros: 0, requestId: 'req_free2' })).toEqual({ charged: 0, already: false });
+        expect(await store.settle(free.value.holdId, { micros: 0, requestId: 'req_free2' })).toEqual({ charged: 0, already: false });
         const [zero] = await store.entries(id, { limit: 1 });
-        expect(zero).toMatchObject({ micros: 0, kind: 'charge', holdId: free.holdId, requestId: 'req_free2' });
+        expect(zero).toMatchObject({ micros: 0, kind: 'charge', holdId: free.value.holdId, requestId: 'req_free2' });
         expect(Object.is(zero!.micros, -0)).toBe(false);
 
         // The provider reported more than was held: the account goes negative (documented overdraft).
         const big = await store.hold(id, { micros: 880, ttlMs: TTL });
         if (!big.ok) throw new Error('hold refused');
-        expect(await store.settle(big.holdId, { micros: 1_000 })).toEqual({ charged: 1_000, already: false });
+        expect(await store.settle(big.value.holdId, { micros: 1_000 })).toEqual({ charged: 1_000, already: false });
         expect(await invariant(id)).toEqual({ balance: -120, held: 0, available: -120 });
-        expect(await store.hold(id, { micros: 0, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: -120 });
-        expect(await store.hold(id, { micros: 10, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: -120 });
+        expect(await store.hold(id, { micros: 0, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: -120 } });
+        expect(await store.hold(id, { micros: 10, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: -120 } });
         expect(await store.addCredits(id, 120)).toEqual({ balance: 0, held: 0, available: 0 });
-        expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, micros: 0 });
-        expect(await store.hold(id, { micros: 1, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 0 });
+        expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 0 } });
+        expect(await store.hold(id, { micros: 1, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
         await invariant(id);
 
         await expect(store.settle('hold_missing', { micros: 1 })).rejects.toThrow();
         await expect(store.release('hold_missing')).rejects.toThrow();
         const again = await store.hold(id, { micros: 0, ttlMs: TTL });
         if (!again.ok) throw new Error('hold refused');
-        await expect(store.settle(again.holdId, { micros: -1 })).rejects.toThrow();
-        await expect(store.settle(again.holdId, { micros: 0.5 })).rejects.toThrow();
+        await expect(store.settle(again.value.holdId, { micros: -1 })).rejects.toThrow();
+        await expect(store.settle(again.value.holdId, { micros: 0.5 })).rejects.toThrow();
       }));
 
     it('expires holds by the injected clock, and still settles an expired hold exactly once', () =>
@@ -259,17 +259,17 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         time += 1;
         // Expired holds stop counting at once, before any sweep.
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 500, available: 500 });
-        expect(await store.hold(id, { micros: 500, ttlMs: 1_000 })).toMatchObject({ ok: true, micros: 500 });
+        expect(await store.hold(id, { micros: 500, ttlMs: 1_000 })).toMatchObject({ ok: true, value: { micros: 500 } });
         expect(await store.releaseExpired()).toBe(1);
         expect(await store.releaseExpired()).toBe(0);
         // The request of an expired hold finished after all: it is charged, once.
-        expect(await store.settle(a.holdId, { micros: 350 })).toEqual({ charged: 350, already: false });
-        expect(await store.settle(a.holdId, { micros: 350 })).toEqual({ charged: 350, already: true });
+        expect(await store.settle(a.value.holdId, { micros: 350 })).toEqual({ charged: 350, already: false });
+        expect(await store.settle(a.value.holdId, { micros: 350 })).toEqual({ charged: 350, already: true });
         expect(await invariant(id)).toEqual({ balance: 650, held: 1_000, available: -350 });
         time += 1_000;
         // b expired without a sweep: settle still charges once; release afterwards is a no-op.
-        expect(await store.settle(b.holdId, { micros: 20 })).toEqual({ charged: 20, already: false });
-        expect(await store.release(b.holdId)).toEqual({ charged: 20, already: true });
+        expect(await store.settle(b.value.holdId, { micros: 20 })).toEqual({ charged: 20, already: false });
+        expect(await store.release(b.value.holdId)).toEqual({ charged: 20, already: true });
         expect(await invariant(id)).toEqual({ balance: 630, held: 0, available: 630 });
         expect(await store.releaseExpired()).toBe(1);
         expect((await store.entries(id)).filter((entry) => entry.kind === 'charge').map((entry) => entry.micros)).toEqual([-20, -350]);
@@ -282,8 +282,8 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         if (!hold.ok) throw new Error('hold refused');
         time += 10;
         expect(await store.releaseExpired()).toBe(1);
-        expect(await store.release(hold.holdId)).toEqual({ charged: 0, already: false });
-        expect(await store.settle(hold.holdId, { micros: 100 })).toEqual({ charged: 0, already: true });
+        expect(await store.release(hold.value.holdId)).toEqual({ charged: 0, already: false });
+        expect(await store.settle(hold.value.holdId, { micros: 100 })).toEqual({ charged: 0, already: true });
         expect(await invariant(id)).toEqual({ balance: 100, held: 0, available: 100 });
       }));
 
@@ -291,14 +291,14 @@ export function runStoreCases(label: string, make: (options: { now: () => number
       withStore(async ({ store, invariant, funded }) => {
         const id = await funded(1_000);
         const results = await Promise.all(Array.from({ length: 200 }, () => store.hold(id, { micros: 7, ttlMs: TTL })));
-        const held = results.reduce((sum, result) => sum + (result.ok ? result.micros : 0), 0);
+        const held = results.reduce((sum, result) => sum + (result.ok ? result.value.micros : 0), 0);
         expect(results.filter((result) => result.ok).length).toBe(142);
         expect(held).toBe(994);
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 994, available: 6 });
 
         const other = await funded(1_005);
         const partial = await Promise.all(Array.from({ length: 200 }, () => store.hold(other, { micros: 10, minimum: 1, ttlMs: TTL })));
-        const amounts = partial.filter((result) => result.ok).map((result) => (result.ok ? result.micros : 0));
+        const amounts = partial.filter((result) => result.ok).map((result) => (result.ok ? result.value.micros : 0));
         expect(amounts.length).toBe(101);
         expect(amounts.reduce((sum, micros) => sum + micros, 0)).toBe(1_005);
         expect(amounts.filter((micros) => micros !== 10)).toEqual([5]);
@@ -311,7 +311,9 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         const hold = await store.hold(id, { micros: 500, ttlMs: TTL });
         if (!hold.ok) throw new Error('hold refused');
         const results = await Promise.all(
-          Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? store.settle(hold.holdId, { micros: 100 + index }) : store.release(hold.holdId))),
+          Array.from({ length: 40 }, (_, index) =>
+            index % 2 === 0 ? store.settle(hold.value.holdId, { micros: 100 + index }) : store.release(hold.value.holdId),
+          ),
         );
         expect(results.filter((result) => !result.already).length).toBe(1);
         const winner = results.find((result) => !result.already)!;
@@ -324,8 +326,8 @@ export function runStoreCases(label: string, make: (options: { now: () => number
       withStore(async ({ store, invariant, funded }) => {
         const a = await funded(100);
         const b = await funded(50);
-        expect(await store.hold(a, { micros: 100, ttlMs: TTL })).toMatchObject({ ok: true, micros: 100 });
-        expect(await store.hold(b, { micros: 60, ttlMs: TTL })).toEqual({ ok: false, code: 'insufficient_balance', available: 50 });
+        expect(await store.hold(a, { micros: 100, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 100 } });
+        expect(await store.hold(b, { micros: 60, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 50 } });
         expect(await invariant(a)).toEqual({ balance: 100, held: 100, available: 0 });
         expect(await invariant(b)).toEqual({ balance: 50, held: 0, available: 50 });
         expect(await store.entries(b)).toHaveLength(1);

@@ -1,4 +1,4 @@
-import type { Account, AccountState, Plan } from '@tollgate/core';
+import type { Account, AccountState, Plan, Refusal, Result } from '@tollgate/core';
 
 /** A key as the directory finds it: the key row and its account. */
 export interface KeyRecord {
@@ -93,8 +93,22 @@ export interface HoldInput {
   requestId?: string;
 }
 
+/** A hold refused for want of money. */
+export interface InsufficientBalance extends Refusal<'insufficient_balance'> {
+  /** Micro-dollars available when the hold was refused (negative when the balance is). */
+  available: number;
+}
+
+/** A hold that was placed. */
+export interface Hold {
+  /** The hold's id, for `settle` and `release`. */
+  holdId: string;
+  /** What was held: `micros`, or all of `available` when that is at least `minimum`. */
+  micros: number;
+}
+
 /** The outcome of a hold: expected refusals are results, not exceptions. */
-export type HoldResult = { ok: true; holdId: string; micros: number } | { ok: false; code: 'insufficient_balance'; available: number };
+export type HoldResult = Result<Hold, InsufficientBalance>;
 
 /** What a settle charges. */
 export interface SettleInput {

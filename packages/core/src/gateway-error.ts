@@ -1,5 +1,6 @@
 import { ERROR_CATALOGUE, errorRecord, type ErrorCode, type ErrorType } from './errors';
 import { HEADER } from './headers';
+import type { Refusal } from './result';
 
 /** Options of a {@link GatewayError}. */
 export interface GatewayErrorOptions {
@@ -30,6 +31,19 @@ export class GatewayError extends Error {
     this.status = entry.status;
     this.type = entry.type;
     this.retryAfter = options.retryAfter === undefined ? undefined : retryAfterSeconds(options.retryAfter);
+  }
+
+  /**
+   * The error of a library's refusal, with its message and `retryAfter`.
+   *
+   * @example
+   * if (!parsed.ok) return GatewayError.from(parsed.error).toResponse();
+   */
+  static from(refusal: Refusal): GatewayError {
+    const options: GatewayErrorOptions = {};
+    if (refusal.message !== undefined) options.message = refusal.message;
+    if (refusal.retryAfter !== undefined) options.retryAfter = refusal.retryAfter;
+    return new GatewayError(refusal.code, options);
   }
 
   /** The error record of this error. */

@@ -11,6 +11,12 @@ export { ACCOUNT_STATES, isAccountState } from './account';
 export type { Account, AccountState } from './account';
 export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
 export { utf8ByteLength } from './utf8-byte-length';
+export { err, ok } from './result';
+export type { Refusal, Result } from './result';
+export { systemTimers } from './timers';
+export type { Timers } from './timers';
+export { withinDeadline } from './within-deadline';
+export type { DeadlineMissed, WithinDeadlineOptions } from './within-deadline';
 export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
 export type { ChatPrice, ImagePrice, ModelConfig, ModelRecord, ModelRoute, ModelType } from './models';
 export type {
@@ -31,3 +37,4 @@ export type {
   ToolChoice,
   Usage,
 } from './chat';
+export type { ResponseContentPart, ResponseEcho, ResponseFunctionCallItem, ResponseFunctionTool, ResponseItemStatus, ResponseMessageItem, ResponseObject, ResponseOutputItem, ResponseOutputText, ResponseStatus, ResponseStreamEvent, ResponseTextFormat, ResponseToolChoice, ResponseUsage } from './responses';

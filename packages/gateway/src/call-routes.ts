@@ -1,6 +1,5 @@
-import { GatewayError, type ErrorCode } from '@tollgate/core';
+import { GatewayError, type ErrorCode, type Timers, withinDeadline } from '@tollgate/core';
 import { ProviderError, type Provider } from '@tollgate/providers';
-import type { GatewayTimers } from './gateway-options';
 import type { CatalogueModel } from './model-catalogue';
 
 /** Caches each tee provider's attestation for a while, sharing one check among concurrent requests. */
@@ -15,7 +14,7 @@ export interface AttestationOptions {
   /** A check that has not passed after this long fails (a hung `attest` must not hang requests). */
   timeoutMs: number;
   now: () => number;
-  timers: GatewayTimers;
+  timers: Timers;
 }
 
 /** Attestation checks cached for `ttlMs`; a failed or timed-out check is not cached. */
@@ -27,19 +26,17 @@ export function createAttestations(options: AttestationOptions): Attestations {
       const entry = cache.get(provider);
       if (entry?.pending) return entry.pending;
       if (entry && entry.until > now()) return true;
-      let timer: unknown;
-      const late = new Promise<never>((_, reject) => {
-        timer = timers.setTimeout(() => reject(new Error('attestation timed out')), timeoutMs);
-      });
       // Called in a `then`, so a hook that throws synchronously settles after the pending entry
       // below is set, and its failure is removed rather than cached for good. A hook that answers
       // after the timeout is ignored: the race is already lost.
-      const pending = Promise.race([Promise.resolve().then(() => provider.attest!()), late])
-        .finally(() => timers.clearTimeout(timer))
-        .then(
-          () => (cache.set(provider, { until: now() + ttlMs }), true),
-          () => (cache.delete(provider), false),
-        );
+      const pending = withinDeadline(
+        Promise.resolve().then(() => provider.attest!()),
+        timeoutMs,
+        { timers },
+      ).then(
+        (answer) => (answer.ok ? (cache.set(provider, { until: now() + ttlMs }), true) : (cache.delete(provider), false)),
+        () => (cache.delete(provider), false),
+      );
       cache.set(provider, { until: 0, pending });
       return pending;
     },

@@ -1,7 +1,6 @@
-import { errorRecord, type ChatCompletionChunk, type ErrorCode, type Usage } from '@tollgate/core';
+import { errorRecord, type ChatCompletionChunk, type ErrorCode, type Timers, type Usage } from '@tollgate/core';
 import { SSE_DONE, SSE_KEEPALIVE, createKeepalive, sseData, sseError } from '@tollgate/sse';
 import { ProviderError } from '@tollgate/providers';
-import type { GatewayTimers } from './gateway-options';
 import { readUsage } from './read-usage';
 
 /** How a stream ended. */
@@ -37,7 +36,7 @@ export interface ChatStreamOptions {
   obfuscate: () => string;
   keepaliveMs: number;
   idleTimeoutMs: number;
-  timers: GatewayTimers;
+  timers: Timers;
   now: () => number;
   /** Called once, when the stream ended in any way. */
   onEnd: (summary: StreamSummary) => void;
@@ -70,7 +69,8 @@ export function createChatStream(options: ChatStreamOptions): ReadableStream<Uin
 
   const keepalive = createKeepalive({
     intervalMs: options.keepaliveMs,
-    timers: { setTimeout: timers.setTimeout, clearTimeout: timers.clearTimeout, now },
+    timers,
+    now,
     onKeepalive: () => {
       if (!ended && controllerRef) controllerRef.enqueue(encoder.encode(SSE_KEEPALIVE));
     },

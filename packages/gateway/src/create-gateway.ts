@@ -1,11 +1,11 @@
-import { GatewayError } from '@tollgate/core';
+import { GatewayError, type Timers } from '@tollgate/core';
 import { createLimiter, type Endpoint, type Lease } from '@tollgate/limiter';
 import { createObfuscator } from '@tollgate/sse';
 import { validateModelPrices } from '@tollgate/billing';
 import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/validator';
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
-import type { GatewayOptions, GatewayTimers, RequestLog } from './gateway-options';
+import type { GatewayOptions, RequestLog } from './gateway-options';
 import { handleChat } from './handle-chat';
 import { handleFetch } from './handle-fetch';
 import { handleImages } from './handle-images';
@@ -121,18 +121,18 @@ export function createGateway(options: GatewayOptions): Gateway {
     const account = { id: principal.account.id, plan: principal.account.plan };
 
     const admitted = await limiter.admit(account, route.endpoint);
-    if (!admitted.ok) return replies.error(new GatewayError(admitted.code, { retryAfter: admitted.retryAfter }));
+    if (!admitted.ok) return replies.error(GatewayError.from(admitted.error));
     if (!route.handler) return replies.json(runtime.catalogue.listBody);
 
     const slot = await limiter.acquire(account, route.endpoint);
-    if (!slot.ok) return replies.error(new GatewayError(slot.code, { retryAfter: slot.retryAfter }));
-    const release = keepLeaseAlive(slot.lease, holdTtlMs, timers);
+    if (!slot.ok) return replies.error(GatewayError.from(slot.error));
+    const release = keepLeaseAlive(slot.value, holdTtlMs, timers);
     let kept = false;
     try {
       const read = await readBody(request, { startedAt, now, timers });
-      if (!read.ok) return replies.error(new GatewayError(read.code, { message: read.message }));
-      const parsed = parseJsonStrict(read.bytes);
-      if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
+      if (!read.ok) return replies.error(GatewayError.from(read.error));
+      const parsed = parseJsonStrict(read.value);
+      if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
       const context: MeteredContext = {
         request,
         principal,
@@ -208,7 +208,7 @@ export function createGateway(options: GatewayOptions): Gateway {
  * call or stream keeps its slot while a crashed instance's slots still come back after one TTL.
  * Returns the release, which stops the timer; it never throws.
  */
-function keepLeaseAlive(lease: Lease, ttlMs: number, timers: GatewayTimers): () => Promise<void> {
+function keepLeaseAlive(lease: Lease, ttlMs: number, timers: Timers): () => Promise<void> {
   const everyMs = Math.max(1, Math.floor(ttlMs / 3));
   let released = false;
   let timer: unknown;

@@ -1,4 +1,5 @@
-import type { Store } from '@tollgate/billing';
+import type { InsufficientBalance, Store } from '@tollgate/billing';
+import type { Result, Timers } from '@tollgate/core';
 import type { Principal } from './gateway-options';
 
 /** A hold for one request; `included` funding holds nothing on the ledger. */
@@ -19,17 +20,19 @@ export interface HoldCreditsInput {
   requestId: string;
   /** Receives settle failures that outlived the retries (the hold then expires uncharged). */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
+  /** The timers the settle retries wait on, so a test of a failing store runs on fake time. */
+  timers: Timers;
 }
 
 const SETTLE_ATTEMPTS = 4;
 
 /**
- * Holds credit for a request per DESIGN.md §3, or says how much was available. Keys always pay
- * credits; an app principal funded `included` is paid by its plan and holds nothing.
+ * Holds credit for a request (docs/architecture.md), or says how much was available. Keys always
+ * pay credits; an app principal funded `included` is paid by its plan and holds nothing.
  */
-export async function holdCredits(store: Store, principal: Principal, input: HoldCreditsInput): Promise<CreditHold | undefined> {
+export async function holdCredits(store: Store, principal: Principal, input: HoldCreditsInput): Promise<Result<CreditHold, InsufficientBalance>> {
   if (principal.funding === 'included') {
-    return { micros: input.micros, settle: async () => {}, release: async () => {} };
+    return { ok: true, value: { micros: input.micros, settle: async () => {}, release: async () => {} } };
   }
   const result = await store.hold(principal.account.id, {
     micros: input.micros,
@@ -37,11 +40,12 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
     ttlMs: input.ttlMs,
     requestId: input.requestId,
   });
-  if (!result.ok) return undefined;
-  const holdId = result.holdId;
+  if (!result.ok) return result;
+  const holdId = result.value.holdId;
+  const { timers } = input;
   let closed = false;
-  return {
-    micros: result.micros,
+  const hold: CreditHold = {
+    micros: result.value.micros,
     async settle(micros, meta) {
       if (closed) return;
       closed = true;
@@ -55,7 +59,7 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
             input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error });
             return;
           }
-          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+          await new Promise<void>((resolve) => timers.setTimeout(resolve, 50 * 2 ** attempt));
         }
       }
     },
@@ -65,4 +69,5 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       await store.release(holdId).catch(() => {});
     },
   };
+  return { ok: true, value: hold };
 }

@@ -1,4 +1,4 @@
-import type { Account, Funding, ModelConfig } from '@tollgate/core';
+import type { Account, Funding, ModelConfig, Timers } from '@tollgate/core';
 import type { Store } from '@tollgate/billing';
 import type { LimiterStore } from '@tollgate/limiter';
 import type { PageFetcher, Provider } from '@tollgate/providers';
@@ -9,12 +9,6 @@ export interface AppPrincipal {
   accountId: string;
   /** How the app's use is paid: the plan's `included` use, or the account's `credits`. */
   funding: Funding;
-}
-
-/** Timers the gateway uses (keepalive, stall detection, body deadline); injected in tests. */
-export interface GatewayTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
 }
 
 /** One line of the gateway's request log: never a key, never an upstream body. */
@@ -88,7 +82,7 @@ export interface GatewayOptions {
   /** The clock, unix milliseconds. */
   now?: () => number;
   /** Timers, for tests. */
-  timers?: GatewayTimers;
+  timers?: Timers;
   /** Receives one record per finished request. */
   log?: (record: RequestLog) => void;
   /**

@@ -1,4 +1,4 @@
-import { GatewayError, HEADER, completionId, planAllows, requestId as newRequestId, type ChatCompletion, type ChatPrice } from '@tollgate/core';
+import { GatewayError, HEADER, completionId, planAllows, requestId as newRequestId, type ChatCompletion, type ChatPrice, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import { firstSystemText, lastUserTextBytes, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import type { ProviderChatRequest } from '@tollgate/providers';
@@ -17,21 +17,21 @@ const MESSAGE_TOO_LONG_BYTES = 8_000;
 export async function handleChat(runtime: Runtime, context: MeteredContext): Promise<Response> {
   const { replies } = runtime;
   const parsed = parseChatRequest(context.body);
-  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
-  const model = runtime.catalogue.find('chat', parsed.parsed.model);
+  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
+  const model = runtime.catalogue.find('chat', parsed.value.model);
   if (!model) return replies.error('model_not_found');
   const config = model.config;
   context.log.model = config.id;
   const { principal } = context;
   if (!planAllows(principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
 
-  const systemText = firstSystemText(parsed.parsed.request);
+  const systemText = firstSystemText(parsed.value.request);
   const character = systemText !== undefined && runtime.isCharacter(systemText);
   if (character && !principal.app) return replies.error('characters_app_only');
 
-  const resolved = resolveChatRequest(parsed.parsed, config);
-  if (!resolved.ok) return replies.error(new GatewayError(resolved.code, { message: resolved.message }));
-  const request = resolved.request as ProviderChatRequest;
+  const resolved = resolveChatRequest(parsed.value, config);
+  if (!resolved.ok) return replies.error(GatewayError.from(resolved.error));
+  const request = resolved.value as ProviderChatRequest;
   if (character && lastUserTextBytes(request) > MESSAGE_TOO_LONG_BYTES) return replies.error('message_too_long');
 
   // Hold the most the request could cost; lower the output limit to fit the balance if needed.
@@ -40,14 +40,16 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const wanted = request.max_completion_tokens;
   const requestId = newRequestId();
   const full = chatHoldMicros(price, promptBound, wanted);
-  const hold = await holdCredits(runtime.store, principal, {
+  const held = await holdCredits(runtime.store, principal, {
     micros: full,
     minimum: chatHoldMicros(price, promptBound, 1),
     ttlMs: runtime.holdTtlMs,
     onSettleError: runtime.options.onSettleError,
+    timers: runtime.timers,
     requestId,
   });
-  if (!hold) return replies.error('insufficient_balance');
+  if (!held.ok) return replies.error(GatewayError.from(held.error));
+  const hold = held.value;
   const extra: Record<string, string> = {};
   if (hold.micros < full) {
     request.max_completion_tokens = outputLimitForHold(price, promptBound, hold.micros, wanted);
@@ -99,7 +101,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
     const reader = stream.getReader();
     const read = reader.read();
     read.catch(() => {}); // observed later by the stream; never an unhandled rejection
-    await withinMs(read, runtime.keepaliveMs, runtime.timers); // a failure here rejects: mapped by callRoutes
+    await withinDeadline(read, runtime.keepaliveMs, { timers: runtime.timers }); // a failure here rejects: mapped by callRoutes
     return { stream, pending: { reader, read } };
   });
   if (!result.ok) {
@@ -156,13 +158,4 @@ function completionText(completion: ChatCompletion): string {
     }
   }
   return text;
-}
-
-/** The promise's value, or 'late' when it takes longer than `ms` (its rejection passes through). */
-function withinMs<T>(promise: Promise<T>, ms: number, timers: Runtime['timers']): Promise<T | 'late'> {
-  let handle: unknown;
-  const late = new Promise<'late'>((resolve) => {
-    handle = timers.setTimeout(() => resolve('late'), ms);
-  });
-  return Promise.race([promise, late]).finally(() => timers.clearTimeout(handle));
 }

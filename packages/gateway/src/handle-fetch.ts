@@ -16,26 +16,28 @@ export async function handleFetch(runtime: Runtime, context: MeteredContext): Pr
   const { replies } = runtime;
   const fetcher = runtime.options.pageFetcher!;
   const parsed = parseFetchRequest(context.body);
-  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
-  const precheck = fetcher.precheck?.(parsed.request.url);
+  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
+  const precheck = fetcher.precheck?.(parsed.value.url);
   if (precheck && !precheck.ok) return replies.error(new GatewayError(precheck.code, { message: precheck.message }));
 
   const price = runtime.options.fetchMicrosPerCall ?? 0;
   const requestId = newRequestId();
-  const hold = await holdCredits(runtime.store, context.principal, {
+  const held = await holdCredits(runtime.store, context.principal, {
     micros: price,
     minimum: price,
     ttlMs: runtime.holdTtlMs,
     requestId,
     onSettleError: runtime.options.onSettleError,
+    timers: runtime.timers,
   });
-  if (!hold) return replies.error('insufficient_balance');
+  if (!held.ok) return replies.error(GatewayError.from(held.error));
+  const hold = held.value;
   const started = { requestId, funding: context.principal.funding };
   context.log.requestId = requestId;
 
   let result: PageFetchResult;
   try {
-    result = await fetcher.fetch(parsed.request, { signal: context.request.signal });
+    result = await fetcher.fetch(parsed.value, { signal: context.request.signal });
   } catch {
     // A fetcher that throws (a custom one, or a bug) must not leave the credit held until the TTL.
     result = { ok: false, code: 'upstream_error', message: 'The page could not be fetched.' };

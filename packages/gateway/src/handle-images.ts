@@ -14,26 +14,28 @@ import type { MeteredContext, Runtime } from './runtime';
 export async function handleImages(runtime: Runtime, context: MeteredContext): Promise<Response> {
   const { replies } = runtime;
   const parsed = parseImageRequest(context.body);
-  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
-  const model = runtime.catalogue.find('image', parsed.parsed.model);
+  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
+  const model = runtime.catalogue.find('image', parsed.value.model);
   if (!model) return replies.error('model_not_found');
   const config = model.config;
   context.log.model = config.id;
   if (!planAllows(context.principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
-  const resolved = resolveImageRequest(parsed.parsed, config);
-  if (!resolved.ok) return replies.error(new GatewayError(resolved.code, { message: resolved.message }));
-  const request: ProviderImageRequest = resolved.request;
+  const resolved = resolveImageRequest(parsed.value, config);
+  if (!resolved.ok) return replies.error(GatewayError.from(resolved.error));
+  const request: ProviderImageRequest = resolved.value;
 
   const perImage = imageCostMicros(config.price as ImagePrice, request.reference_images.length);
   const requestId = newRequestId();
-  const hold = await holdCredits(runtime.store, context.principal, {
+  const held = await holdCredits(runtime.store, context.principal, {
     micros: perImage * request.n,
     minimum: perImage * request.n,
     ttlMs: runtime.holdTtlMs,
     onSettleError: runtime.options.onSettleError,
+    timers: runtime.timers,
     requestId,
   });
-  if (!hold) return replies.error('insufficient_balance');
+  if (!held.ok) return replies.error(GatewayError.from(held.error));
+  const hold = held.value;
   const started = { requestId, funding: context.principal.funding };
   context.log.requestId = requestId;
 

@@ -9,8 +9,8 @@ import type { MeteredContext, Runtime } from './runtime';
 export async function handleSearch(runtime: Runtime, context: MeteredContext): Promise<Response> {
   const { replies } = runtime;
   const parsed = parseSearchRequest(context.body);
-  if (!parsed.ok) return replies.error(new GatewayError(parsed.code, { message: parsed.message }));
-  const request = parsed.request;
+  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
+  const request = parsed.value;
   const model = request.model === undefined ? runtime.catalogue.defaultSearch : runtime.catalogue.find('search', request.model);
   if (!model) return replies.error('model_not_found');
   const config = model.config;
@@ -19,14 +19,16 @@ export async function handleSearch(runtime: Runtime, context: MeteredContext): P
 
   const price = config.micros_per_call ?? 0;
   const requestId = newRequestId();
-  const hold = await holdCredits(runtime.store, context.principal, {
+  const held = await holdCredits(runtime.store, context.principal, {
     micros: price,
     minimum: price,
     ttlMs: runtime.holdTtlMs,
     requestId,
     onSettleError: runtime.options.onSettleError,
+    timers: runtime.timers,
   });
-  if (!hold) return replies.error('insufficient_balance');
+  if (!held.ok) return replies.error(GatewayError.from(held.error));
+  const hold = held.value;
   const started = { requestId, funding: context.principal.funding };
   context.log.requestId = requestId;
 

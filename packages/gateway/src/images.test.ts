@@ -396,7 +396,7 @@ describe('billing', () => {
     // A chat settled above its hold overdraws the account by one micro-dollar.
     const t = await open({ credits: 10 });
     const hold = await t.store.hold(t.accountId, { micros: 10, minimum: 10, ttlMs: 60_000, requestId: 'req_overdraw' });
-    await t.store.settle((hold as { holdId: string }).holdId, { micros: 11, requestId: 'req_overdraw', meta: {} });
+    await t.store.settle((hold as { value: { holdId: string } }).value.holdId, { micros: 11, requestId: 'req_overdraw', meta: {} });
     await expectRefused(t, await image(t, {}, 'sketch'), 'insufficient_balance');
     await expectRefused(t, await image(t, {}), 'insufficient_balance');
     expect(await t.balance()).toEqual({ balance: -1, held: 0, available: -1 });

@@ -1,3 +1,3 @@
 export { createGateway } from './create-gateway';
 export type { Gateway } from './create-gateway';
-export type { AppPrincipal, GatewayOptions, GatewayTimers, Principal, RequestLog } from './gateway-options';
+export type { AppPrincipal, GatewayOptions, Principal, RequestLog } from './gateway-options';

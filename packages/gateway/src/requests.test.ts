@@ -2,9 +2,8 @@
  * Issue 3 end to end through `gateway.fetch`: every 400, 408 and 413 row of the spec's Errors
  * table, the precedence between them, and what of a valid request reaches the upstream.
  */
-import { ERROR_CATALOGUE as ERRORS, type ErrorCode } from '@tollgate/core';
+import { ERROR_CATALOGUE as ERRORS, type ErrorCode, type Timers } from '@tollgate/core';
 import { describe, expect, it, vi } from 'vitest';
-import type { GatewayTimers } from './gateway-options';
 import { chatBody, setup, testModels, type TestGateway } from './test-harness';
 
 const VERSION = 'tollgate/test';
@@ -345,7 +344,7 @@ describe('errors from the upstream, after the request started', () => {
 /** Timers the test fires by hand. */
 function manualTimers() {
   const pending = new Set<{ fn: () => void; ms: number }>();
-  const timers: GatewayTimers = {
+  const timers: Timers = {
     setTimeout: (fn, ms) => {
       const handle = { fn, ms };
       pending.add(handle);

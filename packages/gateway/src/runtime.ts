@@ -1,6 +1,7 @@
+import type { Timers } from '@tollgate/core';
 import type { Store } from '@tollgate/billing';
 import type { Attestations } from './call-routes';
-import type { GatewayOptions, GatewayTimers, Principal, RequestLog } from './gateway-options';
+import type { GatewayOptions, Principal, RequestLog } from './gateway-options';
 import type { ModelCatalogue } from './model-catalogue';
 import type { Replies } from './reply';
 
@@ -14,7 +15,7 @@ export interface Runtime {
   obfuscate: () => string;
   isCharacter: (text: string) => boolean;
   now: () => number;
-  timers: GatewayTimers;
+  timers: Timers;
   holdTtlMs: number;
   keepaliveMs: number;
   idleTimeoutMs: number;

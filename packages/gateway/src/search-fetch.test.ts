@@ -214,7 +214,7 @@ describe('POST /v1/search through gateway.fetch', () => {
     expect((await t.search({ model: 'web-free', query: 'q' })).status).toBe(200);
     const hold = await t.store.hold(t.accountId, { micros: 0, ttlMs: 60_000 });
     if (!hold.ok) throw new Error('hold refused');
-    await t.store.settle(hold.holdId, { micros: 5 });
+    await t.store.settle(hold.value.holdId, { micros: 5 });
     await expectError(await t.search({ model: 'web-free', query: 'q' }), 'insufficient_balance');
     expect(t.searx.requests).toHaveLength(2);
     expect(await t.balance()).toEqual({ balance: -5, held: 0, available: -5 });

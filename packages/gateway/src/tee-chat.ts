@@ -1,9 +1,8 @@
-import type { Usage } from '@tollgate/core';
+import type { Timers, Usage } from '@tollgate/core';
 import type { ProviderChatRequest } from '@tollgate/providers';
 import { callRoutes, toGatewayError } from './call-routes';
 import type { CreditHold } from './credit-hold';
 import { failed } from './failed';
-import type { GatewayTimers } from './gateway-options';
 import type { StartedHeaders } from './reply';
 import type { MeteredContext, Runtime } from './runtime';
 
@@ -80,7 +79,7 @@ type TeeEnd = 'done' | 'cut' | 'client_gone' | 'stalled';
  */
 function teePassThrough(
   source: ReadableStream<Uint8Array>,
-  options: { idleTimeoutMs: number; timers: GatewayTimers; now: () => number; onEnd: (end: TeeEnd) => void },
+  options: { idleTimeoutMs: number; timers: Timers; now: () => number; onEnd: (end: TeeEnd) => void },
 ): ReadableStream<Uint8Array> {
   const { idleTimeoutMs, timers, now } = options;
   const reader = source.getReader();

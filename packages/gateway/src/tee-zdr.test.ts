@@ -3,11 +3,11 @@
  * exact bytes, statuses, codes, headers and balances.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ModelConfig } from '@tollgate/core';
+import type { ModelConfig, Timers } from '@tollgate/core';
 import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI, type Fault } from '@tollgate/testing';
-import type { GatewayOptions, GatewayTimers } from './gateway-options';
+import type { GatewayOptions } from './gateway-options';
 import { chatBody, CHAT_PRICE, setup, type TestGateway } from './test-harness';
 
 const SECRET = 'sk-enclave-SECRET-5555';
@@ -120,7 +120,7 @@ function manualTime(start = 1_800_000_000_000) {
   let time = start;
   let next = 0;
   const armed = new Map<number, { at: number; fn: () => void }>();
-  const timers: GatewayTimers = {
+  const timers: Timers = {
     setTimeout: (fn, ms) => (armed.set(++next, { at: time + ms, fn }), next),
     clearTimeout: (handle) => void armed.delete(handle as number),
   };

@@ -2,7 +2,8 @@
  * Time for gateway tests (not exported): a manual clock, timers on it that the test fires by moving
  * the clock, and real timers that count what is still armed, so a test can show none leaked.
  */
-import type { GatewayTimers } from './gateway-options';
+
+import type { Timers } from '@tollgate/core';
 
 /** A clock the tests move by hand. */
 export interface ManualClock {
@@ -24,7 +25,7 @@ export async function flush(): Promise<void> {
 
 /** Timers on a manual clock, armed by the gateway and fired, in order, when the test moves the clock. */
 export interface ManualTimers {
-  timers: GatewayTimers;
+  timers: Timers;
   /** Timer handles armed and neither fired nor cleared. */
   readonly pending: number;
   /** The fake upstream's wait (drip faults) on the same clock; it clears its timer on abort. */
@@ -39,7 +40,7 @@ export interface ManualTimers {
 export function manualTimers(clock: ManualClock): ManualTimers {
   let next = 0;
   const pending = new Map<number, { at: number; fn: () => void }>();
-  const timers: GatewayTimers = {
+  const timers: Timers = {
     setTimeout: (fn, ms) => {
       pending.set(++next, { at: clock.now() + ms, fn });
       return next;
@@ -90,9 +91,9 @@ export function manualTimers(clock: ManualClock): ManualTimers {
 }
 
 /** Real timers that remember which handles are still armed (neither fired nor cleared). */
-export function trackedTimers(): { timers: GatewayTimers; readonly pending: number } {
+export function trackedTimers(): { timers: Timers; readonly pending: number } {
   const live = new Set<ReturnType<typeof setTimeout>>();
-  const timers: GatewayTimers = {
+  const timers: Timers = {
     setTimeout: (fn, ms) => {
       const handle = setTimeout(() => {
         live.delete(handle);

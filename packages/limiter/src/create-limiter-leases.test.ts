@@ -18,9 +18,9 @@ describe('createLimiter: requests in flight', () => {
     for (let i = 0; i < max; i++) {
       const slot = await limiter.acquire(who, i % 2 ? 'chat' : 'search');
       if (!slot.ok) throw new Error(`slot ${i} refused`);
-      leases.push(slot.lease);
+      leases.push(slot.value);
     }
-    expect(await limiter.acquire(who, 'images')).toEqual({ ok: false, code: 'concurrency_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.acquire(who, 'images')).toEqual({ ok: false, error: { code: 'concurrency_limit_exceeded', retryAfter: 1 } });
     expect(await store.inFlight(limiterKeys.flight(who.id), T0)).toBe(max);
     await leases[0]!.release();
     await leases[0]!.release();
@@ -36,7 +36,7 @@ describe('createLimiter: requests in flight', () => {
     await limiter.acquire(who, 'chat');
     const models = await limiter.acquire(who, 'models');
     expect(models.ok).toBe(true);
-    if (models.ok) await models.lease.release();
+    if (models.ok) await models.value.release();
     expect(await store.inFlight(limiterKeys.flight(who.id), T0)).toBe(2);
   });
 
@@ -48,10 +48,10 @@ describe('createLimiter: requests in flight', () => {
     expect((await limiter.acquire(a, 'chat')).ok).toBe(true);
     const held = await limiter.acquire(b, 'chat');
     expect(held.ok).toBe(true);
-    expect(await limiter.acquire(b, 'chat')).toEqual({ ok: false, code: 'server_busy', retryAfter: 1 });
+    expect(await limiter.acquire(b, 'chat')).toEqual({ ok: false, error: { code: 'server_busy', retryAfter: 1 } });
     expect(await store.inFlight(limiterKeys.flight(b.id), T0)).toBe(1);
     expect(await store.inFlight(limiterKeys.serviceFlight(), T0)).toBe(3);
-    if (held.ok) await held.lease.release();
+    if (held.ok) await held.value.release();
     expect(await store.inFlight(limiterKeys.serviceFlight(), T0)).toBe(2);
     expect((await limiter.acquire(b, 'chat')).ok).toBe(true);
   });
@@ -62,10 +62,10 @@ describe('createLimiter: requests in flight', () => {
     const kept = await limiter.acquire(who, 'chat');
     await limiter.acquire(who, 'chat');
     at(600);
-    if (kept.ok) await kept.lease.extend();
+    if (kept.ok) await kept.value.extend();
     at(1000);
     expect((await limiter.acquire(who, 'chat')).ok).toBe(true);
-    expect(await limiter.acquire(who, 'chat')).toEqual({ ok: false, code: 'concurrency_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.acquire(who, 'chat')).toEqual({ ok: false, error: { code: 'concurrency_limit_exceeded', retryAfter: 1 } });
     at(1600);
     expect((await limiter.acquire(who, 'chat')).ok).toBe(true);
   });
@@ -75,8 +75,8 @@ describe('createLimiter: requests in flight', () => {
     const who = account('free');
     const slot = await limiter.acquire(who, 'chat');
     if (!slot.ok) throw new Error('refused');
-    await slot.lease.release();
-    await slot.lease.extend();
+    await slot.value.release();
+    await slot.value.extend();
     expect(await store.inFlight(limiterKeys.flight(who.id), T0)).toBe(0);
   });
 });
@@ -90,8 +90,8 @@ function brokenStore(): LimiterStore {
 describe('createLimiter: store failures', () => {
   it('fails closed by default with service_unavailable', async () => {
     const limiter = createLimiter({ store: brokenStore() });
-    expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
-    expect(await limiter.acquire(account('free'), 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
+    expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
+    expect(await limiter.acquire(account('free'), 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
   });
 
   it("admits with onStoreError 'open'", async () => {
@@ -99,7 +99,7 @@ describe('createLimiter: store failures', () => {
     expect(await limiter.admit(account('free'), 'search')).toEqual({ ok: true });
     const slot = await limiter.acquire(account('free'), 'chat');
     expect(slot.ok).toBe(true);
-    if (slot.ok) await expect(slot.lease.release()).resolves.toBeUndefined();
+    if (slot.ok) await expect(slot.value.release()).resolves.toBeUndefined();
   });
 
   it('treats a hung store as failed and gives back a late lease', async () => {
@@ -107,8 +107,8 @@ describe('createLimiter: store failures', () => {
     const hang = () => new Promise<never>(() => {});
     const store: LimiterStore = { rate: hang, acquire: hang, extend: hang, release, inFlight: hang };
     const limiter = createLimiter({ store, storeTimeoutMs: 5 });
-    expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
-    expect(await limiter.acquire(account('free', 'acc_x'), 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
+    expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
+    expect(await limiter.acquire(account('free', 'acc_x'), 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
     expect(release).toHaveBeenCalledTimes(1);
     expect(release.mock.calls[0]![0]).toEqual(['{acc_x}:flight']);
   });
@@ -119,7 +119,7 @@ describe('createLimiter: store failures', () => {
     const limiter = createLimiter({ store });
     const slot = await limiter.acquire(account('free'), 'chat');
     if (!slot.ok) throw new Error('refused');
-    await expect(slot.lease.extend()).resolves.toBeUndefined();
-    await expect(slot.lease.release()).resolves.toBeUndefined();
+    await expect(slot.value.extend()).resolves.toBeUndefined();
+    await expect(slot.value.release()).resolves.toBeUndefined();
   });
 });

@@ -12,7 +12,7 @@ describe('createLimiter: plan rate limits', () => {
     const { limiter, at } = setup();
     const who = account(plan);
     for (let i = 0; i < burst; i++) expect(await limiter.admit(who, 'chat')).toEqual({ ok: true });
-    expect(await limiter.admit(who, 'chat')).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.admit(who, 'chat')).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 1 } });
     at(intervalMs - 1);
     expect((await limiter.admit(who, 'chat')).ok).toBe(false);
     at(intervalMs);
@@ -40,21 +40,21 @@ describe('createLimiter: fixed per-endpoint limits', () => {
     const { limiter, at } = setup();
     const who = account('pro');
     for (let i = 0; i < 4; i++) expect(await limiter.admit(who, endpoint)).toEqual({ ok: true });
-    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 2 });
+    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 2 } });
     at(500);
-    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 2 });
+    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 2 } });
     at(1001);
-    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 1 } });
     at(2000);
     expect(await limiter.admit(who, endpoint)).toEqual({ ok: true });
-    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 2 });
+    expect(await limiter.admit(who, endpoint)).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 2 } });
   });
 
   it('models: its own 60 a minute (burst 7), apart from the plan', async () => {
     const { limiter, at } = setup();
     const who = account('free');
     for (let i = 0; i < 7; i++) expect(await limiter.admit(who, 'models')).toEqual({ ok: true });
-    expect(await limiter.admit(who, 'models')).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.admit(who, 'models')).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 1 } });
     for (let i = 0; i < 7; i++) expect(await limiter.admit(who, 'chat')).toEqual({ ok: true });
     at(1000);
     expect(await limiter.admit(who, 'models')).toEqual({ ok: true });
@@ -66,7 +66,7 @@ describe('createLimiter: fixed per-endpoint limits', () => {
     const who = account('free');
     for (let i = 0; i < 4; i++) expect(await limiter.admit(who, 'search')).toEqual({ ok: true });
     for (let i = 0; i < 3; i++) expect(await limiter.admit(who, 'fetch')).toEqual({ ok: true });
-    expect(await limiter.admit(who, 'fetch')).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.admit(who, 'fetch')).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 1 } });
     expect((await limiter.admit(who, 'chat')).ok).toBe(false);
   });
 
@@ -85,9 +85,9 @@ describe('createLimiter: service-wide search + fetch limit', () => {
     const { limiter, at } = setup({ sharedSearchFetchPerMinute: 6 });
     expect(await limiter.admit(account('free', 'acc_a'), 'search')).toEqual({ ok: true });
     const b = account('free', 'acc_b');
-    expect(await limiter.admit(b, 'fetch')).toEqual({ ok: false, code: 'upstream_busy', retryAfter: 10 });
+    expect(await limiter.admit(b, 'fetch')).toEqual({ ok: false, error: { code: 'upstream_busy', retryAfter: 10 } });
     at(2500);
-    expect(await limiter.admit(b, 'search')).toEqual({ ok: false, code: 'upstream_busy', retryAfter: 8 });
+    expect(await limiter.admit(b, 'search')).toEqual({ ok: false, error: { code: 'upstream_busy', retryAfter: 8 } });
     for (let i = 0; i < 7; i++) expect(await limiter.admit(b, 'chat')).toEqual({ ok: true });
     expect((await limiter.admit(b, 'chat')).ok).toBe(false);
     at(10_000);
@@ -99,11 +99,11 @@ describe('createLimiter: service-wide search + fetch limit', () => {
     const who = account('free');
     expect(await limiter.admit(who, 'search')).toEqual({ ok: true });
     for (let i = 0; i < 3; i++) {
-      expect(await limiter.admit(who, 'search')).toEqual({ ok: false, code: 'upstream_busy', retryAfter: 60 });
+      expect(await limiter.admit(who, 'search')).toEqual({ ok: false, error: { code: 'upstream_busy', retryAfter: 60 } });
     }
     for (let i = 0; i < 6; i++) expect(await limiter.admit(who, 'chat')).toEqual({ ok: true });
     const refused = await limiter.admit(who, 'search');
-    expect(refused).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 60 });
+    expect(refused).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 60 } });
   });
 
   it('leaves chat, images and models alone', async () => {

@@ -1,8 +1,7 @@
-import { PLAN_LIMITS, randomBase62, type Plan } from '@tollgate/core';
+import { PLAN_LIMITS, type Plan, type Refusal, type Result, randomBase62, systemTimers, type Timers, withinDeadline } from '@tollgate/core';
 import { endpointRateLimits, type Endpoint } from './endpoint-rate-limits';
 import { limiterKeys } from './limiter-keys';
-import type { LimiterStore, Semaphore } from './store';
-import { within } from './within';
+import type { AcquireResult, LimiterStore, RateResult, Semaphore } from './store';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -10,6 +9,8 @@ export interface LimiterOptions {
   store: LimiterStore;
   /** The clock (unix ms); defaults to `Date.now`. */
   now?: () => number;
+  /** The timers of the store deadline; default the runtime's own. */
+  timers?: Timers;
   /** Service-wide search + fetch requests a minute (503 `upstream_busy`); off when undefined. */
   sharedSearchFetchPerMinute?: number;
   /** Service-wide requests in flight (503 `server_busy`); off when undefined. */
@@ -38,13 +39,17 @@ export interface Lease {
   extend(): Promise<void>;
 }
 
-/** The outcome of {@link Limiter.admit}; `retryAfter` is whole seconds, at least 1. */
-export type AdmitResult = { ok: true } | { ok: false; code: 'rate_limit_exceeded' | 'upstream_busy' | 'service_unavailable'; retryAfter: number };
+/** A limit's refusal: its catalogue code and the whole seconds to wait (at least 1). */
+export interface LimiterRefusal<C extends Refusal['code']> extends Refusal<C> {
+  /** Whole seconds before a retry may be admitted, at least 1. */
+  retryAfter: number;
+}
 
-/** The outcome of {@link Limiter.acquire}; `retryAfter` is always 1. */
-export type AcquireLeaseResult =
-  | { ok: true; lease: Lease }
-  | { ok: false; code: 'concurrency_limit_exceeded' | 'server_busy' | 'service_unavailable'; retryAfter: number };
+/** The outcome of {@link Limiter.admit}. */
+export type AdmitResult = Result<undefined, LimiterRefusal<'rate_limit_exceeded' | 'upstream_busy' | 'service_unavailable'>>;
+
+/** The outcome of {@link Limiter.acquire}: the slot, or a refusal whose `retryAfter` is always 1. */
+export type AcquireLeaseResult = Result<Lease, LimiterRefusal<'concurrency_limit_exceeded' | 'server_busy' | 'service_unavailable'>>;
 
 /** The limits policy the gateway calls: rate limits first, then an in-flight slot. */
 export interface Limiter {
@@ -62,51 +67,61 @@ const NO_OP_LEASE: Lease = { release: async () => {}, extend: async () => {} };
  * @example
  * const limiter = createLimiter({ store: memoryLimiter() });
  * const admitted = await limiter.admit({ id: 'acc_1', plan: 'free' }, 'chat');
- * if (!admitted.ok) return new GatewayError(admitted.code, { retryAfter: admitted.retryAfter }).toResponse();
+ * if (!admitted.ok) return new GatewayError(admitted.error.code, { retryAfter: admitted.error.retryAfter }).toResponse();
  * const slot = await limiter.acquire({ id: 'acc_1', plan: 'free' }, 'chat');
- * if (slot.ok) try { … } finally { await slot.lease.release(); }
+ * if (slot.ok) try { … } finally { await slot.value.release(); }
  */
 export function createLimiter(options: LimiterOptions): Limiter {
   const { store, sharedSearchFetchPerMinute, maxInFlight } = options;
   const now = options.now ?? Date.now;
+  const timers = options.timers ?? systemTimers;
   const ttlMs = options.leaseTtlMs ?? 600_000;
   const failOpen = options.onStoreError === 'open';
   const timeoutMs = options.storeTimeoutMs === 0 ? undefined : (options.storeTimeoutMs ?? 2_000);
-  const unavailable = { ok: false, code: 'service_unavailable', retryAfter: 1 } as const;
+  const unavailable = { ok: false, error: { code: 'service_unavailable', retryAfter: 1 } } as const;
+  const admitted = { ok: true, value: undefined } as const;
+  const unlimited = { ok: true, value: NO_OP_LEASE } as const;
 
   return {
     async admit(account, endpoint) {
       const { limits, sharedIndex } = endpointRateLimits(account, endpoint, sharedSearchFetchPerMinute);
-      let result;
+      let answer: Result<RateResult, unknown>;
       try {
-        result = await within(store.rate(limits, now()), timeoutMs);
+        answer = await withinDeadline(store.rate(limits, now()), timeoutMs, { timers });
       } catch {
-        return failOpen ? { ok: true } : unavailable;
+        answer = { ok: false, error: 'failed' };
       }
-      if (result.ok) return { ok: true };
-      const code = result.index === sharedIndex ? 'upstream_busy' : 'rate_limit_exceeded';
-      return { ok: false, code, retryAfter: Math.max(1, Math.ceil(result.retryAfterMs / 1000)) };
+      // A store that failed or gave no answer in time is a store failure: refuse, or admit when open.
+      if (!answer.ok) return failOpen ? admitted : unavailable;
+      const result = answer.value;
+      if (result.ok) return admitted;
+      const code = result.error.index === sharedIndex ? 'upstream_busy' : 'rate_limit_exceeded';
+      return { ok: false, error: { code, retryAfter: Math.max(1, Math.ceil(result.error.retryAfterMs / 1000)) } };
     },
 
     async acquire(account, endpoint) {
-      if (endpoint === 'models') return { ok: true, lease: NO_OP_LEASE };
+      if (endpoint === 'models') return unlimited;
       const semaphores: Semaphore[] = [{ key: limiterKeys.flight(account.id), max: PLAN_LIMITS[account.plan].inFlight }];
       if (maxInFlight !== undefined) semaphores.push({ key: limiterKeys.serviceFlight(), max: maxInFlight });
       const keys = semaphores.map((semaphore) => semaphore.key);
       const leaseId = `lease_${randomBase62(20)}`;
-      let result;
+      let answer: Result<AcquireResult, unknown>;
       try {
-        result = await within(store.acquire(semaphores, leaseId, ttlMs, now()), timeoutMs);
+        answer = await withinDeadline(store.acquire(semaphores, leaseId, ttlMs, now()), timeoutMs, { timers });
       } catch {
+        answer = { ok: false, error: 'failed' };
+      }
+      if (!answer.ok) {
         // A timed-out acquire may still land later; give it back rather than hold a slot for a TTL.
         store.release(keys, leaseId).catch(() => {});
-        return failOpen ? { ok: true, lease: NO_OP_LEASE } : unavailable;
+        return failOpen ? unlimited : unavailable;
       }
+      const result = answer.value;
       if (!result.ok) {
-        const code = result.index === 0 ? 'concurrency_limit_exceeded' : 'server_busy';
-        return { ok: false, code, retryAfter: 1 };
+        const code = result.error.index === 0 ? 'concurrency_limit_exceeded' : 'server_busy';
+        return { ok: false, error: { code, retryAfter: 1 } };
       }
-      return { ok: true, lease: storeLease(store, keys, leaseId, ttlMs, now) };
+      return { ok: true, value: storeLease(store, keys, leaseId, ttlMs, now) };
     },
   };
 }

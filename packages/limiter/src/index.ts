@@ -1,6 +1,6 @@
-export type { AcquireResult, LimiterStore, RateLimit, RateResult, Semaphore } from './store';
+export type { AcquireRefusal, AcquireResult, LimiterStore, RateLimit, RateRefusal, RateResult, Semaphore } from './store';
 export { createLimiter } from './create-limiter';
-export type { AcquireLeaseResult, AdmitResult, Lease, Limiter, LimiterAccount, LimiterOptions } from './create-limiter';
+export type { AcquireLeaseResult, AdmitResult, Lease, Limiter, LimiterAccount, LimiterOptions, LimiterRefusal } from './create-limiter';
 export { endpointRateLimits } from './endpoint-rate-limits';
 export type { Endpoint, EndpointRateLimits } from './endpoint-rate-limits';
 export { gcra } from './gcra';

@@ -34,13 +34,13 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
       it('admits the burst at once, then one request per interval', async () => {
         const limit = { key: key('rate:plan'), intervalMs: 1000, burst: 7 };
         for (let i = 0; i < 7; i++) expect(await store.rate([limit], T0)).toEqual({ ok: true });
-        expect(await store.rate([limit], T0)).toEqual({ ok: false, index: 0, retryAfterMs: 1000 });
-        expect(await store.rate([limit], T0 + 999)).toEqual({ ok: false, index: 0, retryAfterMs: 1 });
+        expect(await store.rate([limit], T0)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
+        expect(await store.rate([limit], T0 + 999)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1 } });
         expect(await store.rate([limit], T0 + 1000)).toEqual({ ok: true });
-        expect(await store.rate([limit], T0 + 1000)).toEqual({ ok: false, index: 0, retryAfterMs: 1000 });
+        expect(await store.rate([limit], T0 + 1000)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
         // Four seconds later exactly four more are admitted.
         for (let i = 0; i < 4; i++) expect(await store.rate([limit], T0 + 5000)).toEqual({ ok: true });
-        expect(await store.rate([limit], T0 + 5000)).toEqual({ ok: false, index: 0, retryAfterMs: 1000 });
+        expect(await store.rate([limit], T0 + 5000)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
       });
 
       it('gives an idle key its whole burst again', async () => {
@@ -48,25 +48,25 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         for (let i = 0; i < 13; i++) expect((await store.rate([limit], T0)).ok).toBe(true);
         expect((await store.rate([limit], T0)).ok).toBe(false);
         for (let i = 0; i < 13; i++) expect((await store.rate([limit], T0 + 6500)).ok).toBe(true);
-        expect(await store.rate([limit], T0 + 6500)).toEqual({ ok: false, index: 0, retryAfterMs: 500 });
+        expect(await store.rate([limit], T0 + 6500)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 500 } });
       });
 
       it('consumes nothing when one of several limits refuses', async () => {
         const wide = { key: key('rate:plan'), intervalMs: 1000, burst: 2 };
         const narrow = { key: key('rate:search'), intervalMs: 60_000, burst: 1 };
         expect(await store.rate([wide, narrow], T0)).toEqual({ ok: true });
-        expect(await store.rate([wide, narrow], T0)).toEqual({ ok: false, index: 1, retryAfterMs: 60_000 });
+        expect(await store.rate([wide, narrow], T0)).toEqual({ ok: false, error: { index: 1, retryAfterMs: 60_000 } });
         // `wide` kept its second request: the refused call did not take it.
         expect(await store.rate([wide], T0)).toEqual({ ok: true });
-        expect(await store.rate([wide], T0)).toEqual({ ok: false, index: 0, retryAfterMs: 1000 });
+        expect(await store.rate([wide], T0)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
       });
 
       it('names the first refusing limit and waits for the slowest', async () => {
         const first = { key: key('rate:plan'), intervalMs: 1000, burst: 1 };
         const second = { key: key('rate:fetch'), intervalMs: 2000, burst: 1 };
         expect(await store.rate([first, second], T0)).toEqual({ ok: true });
-        expect(await store.rate([first, second], T0 + 500)).toEqual({ ok: false, index: 0, retryAfterMs: 1500 });
-        expect(await store.rate([first, second], T0 + 1500)).toEqual({ ok: false, index: 1, retryAfterMs: 500 });
+        expect(await store.rate([first, second], T0 + 500)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1500 } });
+        expect(await store.rate([first, second], T0 + 1500)).toEqual({ ok: false, error: { index: 1, retryAfterMs: 500 } });
         expect(await store.rate([first, second], T0 + 2000)).toEqual({ ok: true });
       });
 
@@ -83,7 +83,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         expect(await store.rate([limit], T0)).toEqual({ ok: true });
         const refused = await store.rate([limit], T0 + 1000);
         expect(refused.ok).toBe(false);
-        if (!refused.ok) expect(refused.retryAfterMs).toBeCloseTo(60_000 / 7 - 1000, 2);
+        if (!refused.ok) expect(refused.error.retryAfterMs).toBeCloseTo(60_000 / 7 - 1000, 2);
         expect((await store.rate([limit], T0 + 8571)).ok).toBe(false);
         expect(await store.rate([limit], T0 + 8572)).toEqual({ ok: true });
       });
@@ -94,7 +94,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         const sem = { key: key('flight'), max: 2 };
         expect(await store.acquire([sem], 'a', 60_000, T0)).toEqual({ ok: true });
         expect(await store.acquire([sem], 'b', 60_000, T0)).toEqual({ ok: true });
-        expect(await store.acquire([sem], 'c', 60_000, T0)).toEqual({ ok: false, index: 0 });
+        expect(await store.acquire([sem], 'c', 60_000, T0)).toEqual({ ok: false, error: { index: 0 } });
         expect(await store.inFlight(sem.key, T0)).toBe(2);
         await store.release([sem.key], 'a');
         expect(await store.inFlight(sem.key, T0)).toBe(1);
@@ -105,7 +105,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         const account = { key: key('flight'), max: 2 };
         const service = { key: '{$service}:flight:' + scope, max: 1 };
         expect(await store.acquire([account, service], 'a', 60_000, T0)).toEqual({ ok: true });
-        expect(await store.acquire([account, service], 'b', 60_000, T0)).toEqual({ ok: false, index: 1 });
+        expect(await store.acquire([account, service], 'b', 60_000, T0)).toEqual({ ok: false, error: { index: 1 } });
         expect(await store.inFlight(account.key, T0)).toBe(1);
         expect(await store.inFlight(service.key, T0)).toBe(1);
         await store.release([account.key, service.key], 'a');
@@ -129,7 +129,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         const sem = { key: key('flight'), max: 1 };
         expect(await store.acquire([sem], 'crashed', 1000, T0)).toEqual({ ok: true });
         expect(await store.inFlight(sem.key, T0 + 999)).toBe(1);
-        expect(await store.acquire([sem], 'next', 1000, T0 + 999)).toEqual({ ok: false, index: 0 });
+        expect(await store.acquire([sem], 'next', 1000, T0 + 999)).toEqual({ ok: false, error: { index: 0 } });
         expect(await store.inFlight(sem.key, T0 + 1000)).toBe(0);
         expect(await store.acquire([sem], 'next', 1000, T0 + 1000)).toEqual({ ok: true });
       });
@@ -139,7 +139,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         await store.acquire([sem], 'long', 1000, T0);
         await store.extend([sem.key], 'long', 1000, T0 + 500);
         expect(await store.inFlight(sem.key, T0 + 1499)).toBe(1);
-        expect(await store.acquire([sem], 'other', 1000, T0 + 1499)).toEqual({ ok: false, index: 0 });
+        expect(await store.acquire([sem], 'other', 1000, T0 + 1499)).toEqual({ ok: false, error: { index: 0 } });
         expect(await store.inFlight(sem.key, T0 + 1500)).toBe(0);
         await store.extend([sem.key], 'long', 1000, T0 + 1500);
         expect(await store.inFlight(sem.key, T0 + 1600)).toBe(0);

@@ -23,7 +23,7 @@ describe('memoryLimiter bounds', () => {
     expect(await store.acquire([{ key: 'f1', max: 1 }], 'l1', 60_000, T0)).toEqual({ ok: true });
     expect(await store.acquire([{ key: 'f2', max: 1 }], 'l2', 60_000, T0)).toEqual({ ok: true });
     for (let i = 0; i < 10; i++) await store.rate([{ key: `r${i}`, intervalMs: 1000, burst: 1 }], T0);
-    expect(await store.acquire([{ key: 'f1', max: 1 }], 'l3', 60_000, T0)).toEqual({ ok: false, index: 0 });
+    expect(await store.acquire([{ key: 'f1', max: 1 }], 'l3', 60_000, T0)).toEqual({ ok: false, error: { index: 0 } });
     expect(await store.inFlight('f2', T0)).toBe(1);
   });
 

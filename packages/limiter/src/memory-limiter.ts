@@ -55,23 +55,23 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): LimiterStore 
           retryAfterMs = Math.max(retryAfterMs, step.waitMs);
         }
       });
-      if (index >= 0) return { ok: false, index, retryAfterMs };
+      if (index >= 0) return { ok: false, error: { index, retryAfterMs } };
       limits.forEach((limit, i) => tats.set(limit.key, next[i]!));
-      return { ok: true };
+      return { ok: true, value: undefined };
     },
 
     async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {
       if (++acquires % SWEEP_EVERY === 0) for (const key of [...leases.keys()]) live(key, now);
       for (const [index, semaphore] of semaphores.entries()) {
         const held = live(semaphore.key, now);
-        if (held !== undefined && !held.has(leaseId) && held.size >= semaphore.max) return { ok: false, index };
+        if (held !== undefined && !held.has(leaseId) && held.size >= semaphore.max) return { ok: false, error: { index } };
       }
       for (const semaphore of semaphores) {
         let held = leases.get(semaphore.key);
         if (held === undefined) leases.set(semaphore.key, (held = new Map()));
         held.set(leaseId, now + ttlMs);
       }
-      return { ok: true };
+      return { ok: true, value: undefined };
     },
 
     async extend(keys: string[], leaseId: string, ttlMs: number, now: number): Promise<void> {

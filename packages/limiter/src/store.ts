@@ -1,3 +1,5 @@
+import type { Result } from '@tollgate/core';
+
 /**
  * One GCRA limit: `interval` ms between requests at the even pace, `burst` requests an idle key
  * may send at once.
@@ -11,14 +13,25 @@ export interface RateLimit {
   burst: number;
 }
 
+/** A rate check's refusal. */
+export interface RateRefusal {
+  /** The first limit that refused. */
+  index: number;
+  /** Milliseconds until the request would be admitted. */
+  retryAfterMs: number;
+}
+
 /** The outcome of a rate check over several limits. */
-export type RateResult =
-  | { ok: true }
-  /** `index` is the first limit that refused; `retryAfterMs` is when the request would be admitted. */
-  | { ok: false; index: number; retryAfterMs: number };
+export type RateResult = Result<undefined, RateRefusal>;
+
+/** An in-flight slot's refusal. */
+export interface AcquireRefusal {
+  /** The first semaphore that was full. */
+  index: number;
+}
 
 /** The outcome of taking an in-flight slot. */
-export type AcquireResult = { ok: true } | { ok: false; index: number };
+export type AcquireResult = Result<undefined, AcquireRefusal>;
 
 /** One in-flight semaphore: at most `max` live leases under `key`. */
 export interface Semaphore {

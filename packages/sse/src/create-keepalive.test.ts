@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createKeepalive, type Timers } from './create-keepalive';
+import type { Timers } from '@tollgate/core';
+import { createKeepalive } from './create-keepalive';
 
 function fakeTimers() {
   let now = 0;
@@ -16,7 +17,6 @@ function fakeTimers() {
     clearTimeout(handle) {
       pending.delete(handle as number);
     },
-    now: () => now,
   };
   function advance(ms: number): void {
     const end = now + ms;
@@ -29,14 +29,14 @@ function fakeTimers() {
     }
     now = end;
   }
-  return { timers, advance, pending, scheduled: () => scheduled };
+  return { timers, now: () => now, advance, pending, scheduled: () => scheduled };
 }
 
 describe('createKeepalive', () => {
   it('fires after the interval without a touch, then every interval', () => {
     const clock = fakeTimers();
     const fired: number[] = [];
-    createKeepalive({ intervalMs: 25_000, timers: clock.timers, onKeepalive: () => fired.push(clock.timers.now()) });
+    createKeepalive({ intervalMs: 25_000, timers: clock.timers, now: clock.now, onKeepalive: () => fired.push(clock.now()) });
     clock.advance(24_999);
     expect(fired).toEqual([]);
     clock.advance(1);
@@ -48,7 +48,7 @@ describe('createKeepalive', () => {
   it('waits a full interval after the last touch, without re-arming per touch', () => {
     const clock = fakeTimers();
     const fired: number[] = [];
-    const keepalive = createKeepalive({ intervalMs: 1000, timers: clock.timers, onKeepalive: () => fired.push(clock.timers.now()) });
+    const keepalive = createKeepalive({ intervalMs: 1000, timers: clock.timers, now: clock.now, onKeepalive: () => fired.push(clock.now()) });
     for (let t = 0; t < 10; t++) {
       clock.advance(300);
       keepalive.touch();
@@ -66,7 +66,7 @@ describe('createKeepalive', () => {
   it('defaults to 25 s', () => {
     const clock = fakeTimers();
     let count = 0;
-    createKeepalive({ timers: clock.timers, onKeepalive: () => count++ });
+    createKeepalive({ timers: clock.timers, now: clock.now, onKeepalive: () => count++ });
     clock.advance(24_999);
     expect(count).toBe(0);
     clock.advance(1);
@@ -76,7 +76,7 @@ describe('createKeepalive', () => {
   it('stop() clears the timer and no keepalive follows', () => {
     const clock = fakeTimers();
     let count = 0;
-    const keepalive = createKeepalive({ intervalMs: 1000, timers: clock.timers, onKeepalive: () => count++ });
+    const keepalive = createKeepalive({ intervalMs: 1000, timers: clock.timers, now: clock.now, onKeepalive: () => count++ });
     clock.advance(1500);
     expect(count).toBe(1);
     keepalive.stop();
@@ -87,7 +87,7 @@ describe('createKeepalive', () => {
 
   it('stop() inside onKeepalive leaves no timer', () => {
     const clock = fakeTimers();
-    const keepalive = createKeepalive({ intervalMs: 10, timers: clock.timers, onKeepalive: () => keepalive.stop() });
+    const keepalive = createKeepalive({ intervalMs: 10, timers: clock.timers, now: clock.now, onKeepalive: () => keepalive.stop() });
     clock.advance(10);
     expect(clock.pending.size).toBe(0);
   });

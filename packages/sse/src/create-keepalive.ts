@@ -1,19 +1,13 @@
-/** Injectable timers, so keepalive is tested without waiting. */
-export interface Timers {
-  /** Schedules `fn` after `ms` milliseconds; returns a handle for `clearTimeout`. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a scheduled call. */
-  clearTimeout(handle: unknown): void;
-  /** Milliseconds on a monotonic-enough clock. */
-  now(): number;
-}
+import { systemTimers, type Timers } from '@tollgate/core';
 
 /** Options of {@link createKeepalive}. */
 export interface KeepaliveOptions {
   /** Quiet time before a keepalive, in milliseconds; default 25,000. */
   intervalMs?: number;
-  /** Timers; default the global ones and `Date.now`. */
+  /** Timers, injected so keepalive is tested without waiting; default the runtime's own. */
   timers?: Timers;
+  /** The clock (milliseconds) the quiet time is measured on; default `Date.now`. */
+  now?: () => number;
   /** Called on every keepalive: write `SSE_KEEPALIVE` to the stream here. */
   onKeepalive: () => void;
 }
@@ -26,12 +20,6 @@ export interface Keepalive {
   stop(): void;
 }
 
-const systemTimers: Timers = {
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
-  now: () => Date.now(),
-};
-
 /**
  * Calls `onKeepalive` after `intervalMs` without a `touch()`, then every `intervalMs` while quiet.
  * `touch()` only stores the time; the single timer re-arms itself lazily for the time still left.
@@ -43,7 +31,8 @@ const systemTimers: Timers = {
 export function createKeepalive(options: KeepaliveOptions): Keepalive {
   const intervalMs = options.intervalMs ?? 25_000;
   const timers = options.timers ?? systemTimers;
-  let lastEventAt = timers.now();
+  const now = options.now ?? Date.now;
+  let lastEventAt = now();
   let handle: unknown;
   let stopped = false;
 
@@ -54,9 +43,9 @@ export function createKeepalive(options: KeepaliveOptions): Keepalive {
   function fire(): void {
     handle = undefined;
     if (stopped) return;
-    const quiet = timers.now() - lastEventAt;
+    const quiet = now() - lastEventAt;
     if (quiet < intervalMs) return arm(intervalMs - quiet);
-    lastEventAt = timers.now();
+    lastEventAt = now();
     options.onKeepalive();
     if (!stopped) arm(intervalMs);
   }
@@ -64,7 +53,7 @@ export function createKeepalive(options: KeepaliveOptions): Keepalive {
   arm(intervalMs);
   return {
     touch() {
-      lastEventAt = timers.now();
+      lastEventAt = now();
     },
     stop() {
       stopped = true;

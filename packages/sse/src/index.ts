@@ -6,4 +6,4 @@ export { SSE_DONE, SSE_KEEPALIVE, sseComment, sseData, sseError } from './sse-en
 export { createObfuscator } from './create-obfuscator';
 export type { ObfuscatorOptions } from './create-obfuscator';
 export { createKeepalive } from './create-keepalive';
-export type { Keepalive, KeepaliveOptions, Timers } from './create-keepalive';
+export type { Keepalive, KeepaliveOptions } from './create-keepalive';

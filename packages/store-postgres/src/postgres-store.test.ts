@@ -68,7 +68,7 @@ if (!installed && process.env.CI === 'true') {
         // One hold settled from every instance at once is charged once.
         const hold = results.find((result) => result.ok);
         if (!hold?.ok) throw new Error('no hold');
-        const settles = await Promise.all(stores.map((store) => store.settle(hold.holdId, { micros: 9 })));
+        const settles = await Promise.all(stores.map((store) => store.settle(hold.value.holdId, { micros: 9 })));
         expect(settles.filter((result) => !result.already)).toEqual([{ charged: 9, already: false }]);
         expect(await stores[3]!.getBalance(account.id)).toEqual({ balance: 991, held: 990, available: 1 });
       } finally {

@@ -179,11 +179,11 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         const [row] = await tx<{ held: Int }[]>`SELECT coalesce(sum(micros), 0) AS held FROM tollgate_holds
           WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
         const decision = decideHold(toNumber(balance), toNumber(row!.held), input);
-        if (!decision.ok) return { ok: false as const, code: 'insufficient_balance' as const, available: decision.available };
+        if (!decision.ok) return decision;
         const id = newHoldId();
         await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id)
-          VALUES (${id}, ${accountId}, ${decision.micros}, ${at}, ${at + input.ttlMs}, ${input.requestId ?? null})`;
-        return { ok: true as const, holdId: id, micros: decision.micros };
+          VALUES (${id}, ${accountId}, ${decision.value}, ${at}, ${at + input.ttlMs}, ${input.requestId ?? null})`;
+        return { ok: true as const, value: { holdId: id, micros: decision.value } };
       });
     },
     async settle(holdId, input) {

@@ -53,7 +53,7 @@ describe.runIf(available)('redisLimiter on a real redis-server', () => {
     const leases = await client.zrange('tollgate:{acc_keys}:flight', 0, -1, 'WITHSCORES');
     expect(leases).toHaveLength(2);
     expect(leases[1]).toBe(String(T0 + 600_000));
-    if (slot.ok) await slot.lease.release();
+    if (slot.ok) await slot.value.release();
     expect(await client.zcard('tollgate:{acc_keys}:flight')).toBe(0);
   });
 
@@ -83,13 +83,13 @@ describe.runIf(available)('redisLimiter on a real redis-server', () => {
     expect(await store.rate([{ ...plan, key: limiterKeys.plan('acc_other') }, shared], T0)).toEqual({ ok: true });
     expect(await store.rate([plan], T0)).toEqual({ ok: true });
     expect(await client.get('comp:{acc_comp}:rate:plan')).toBe(String(T0 + 1000));
-    expect(await store.rate([plan, shared], T0)).toEqual({ ok: false, index: 1, retryAfterMs: 10_000 });
+    expect(await store.rate([plan, shared], T0)).toEqual({ ok: false, error: { index: 1, retryAfterMs: 10_000 } });
     expect(await client.get('comp:{acc_comp}:rate:plan')).toBe(String(T0 + 1000));
 
     const flight = { key: limiterKeys.flight('acc_comp'), max: 2 };
     const service = { key: limiterKeys.serviceFlight(), max: 1 };
     expect(await store.acquire([{ ...flight, key: limiterKeys.flight('acc_other') }, service], 'l1', 60_000, T0)).toEqual({ ok: true });
-    expect(await store.acquire([flight, service], 'l2', 60_000, T0)).toEqual({ ok: false, index: 1 });
+    expect(await store.acquire([flight, service], 'l2', 60_000, T0)).toEqual({ ok: false, error: { index: 1 } });
     expect(await store.inFlight(flight.key, T0)).toBe(0);
   });
 
@@ -98,9 +98,9 @@ describe.runIf(available)('redisLimiter on a real redis-server', () => {
     const limiter = createLimiter({ store: redisLimiter(client, { prefix: 'shared:' }), now: () => time, sharedSearchFetchPerMinute: 6 });
     expect(await limiter.admit({ id: 'acc_a', plan: 'free' }, 'search')).toEqual({ ok: true });
     const b = { id: 'acc_b', plan: 'free' } as const;
-    expect(await limiter.admit(b, 'fetch')).toEqual({ ok: false, code: 'upstream_busy', retryAfter: 10 });
+    expect(await limiter.admit(b, 'fetch')).toEqual({ ok: false, error: { code: 'upstream_busy', retryAfter: 10 } });
     for (let i = 0; i < 7; i++) expect(await limiter.admit(b, 'chat')).toEqual({ ok: true });
-    expect(await limiter.admit(b, 'chat')).toEqual({ ok: false, code: 'rate_limit_exceeded', retryAfter: 1 });
+    expect(await limiter.admit(b, 'chat')).toEqual({ ok: false, error: { code: 'rate_limit_exceeded', retryAfter: 1 } });
     time = T0 + 10_000;
     expect(await limiter.admit({ id: 'acc_c', plan: 'free' }, 'fetch')).toEqual({ ok: true });
   });
@@ -121,7 +121,7 @@ describe.runIf(available)('redisLimiter on a real redis-server', () => {
     const before = evals;
     expect(await store.rate([limit], T0)).toEqual({ ok: true });
     expect(evals).toBe(before + 1);
-    expect(await store.rate([limit], T0)).toEqual({ ok: false, index: 0, retryAfterMs: 1000 });
+    expect(await store.rate([limit], T0)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
     expect(evals).toBe(before + 1);
   });
 
@@ -152,12 +152,12 @@ describe.runIf(available)('createLimiter when Redis is down', () => {
     const account = { id: 'acc_down', plan: 'free' } as const;
     expect(await closed.admit(account, 'chat')).toEqual({ ok: true });
     await server.stop();
-    expect(await closed.admit(account, 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
-    expect(await closed.acquire(account, 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
+    expect(await closed.admit(account, 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
+    expect(await closed.acquire(account, 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
     expect(await open.admit(account, 'chat')).toEqual({ ok: true });
     const slot = await open.acquire(account, 'chat');
     expect(slot.ok).toBe(true);
-    if (slot.ok) await expect(slot.lease.release()).resolves.toBeUndefined();
+    if (slot.ok) await expect(slot.value.release()).resolves.toBeUndefined();
   });
 
   it('a client that queues while reconnecting is cut off by storeTimeoutMs', async () => {
@@ -165,7 +165,7 @@ describe.runIf(available)('createLimiter when Redis is down', () => {
     queueing.on('error', () => {});
     try {
       const limiter = createLimiter({ store: redisLimiter(queueing), storeTimeoutMs: 50 });
-      expect(await limiter.admit({ id: 'acc_q', plan: 'free' }, 'chat')).toEqual({ ok: false, code: 'service_unavailable', retryAfter: 1 });
+      expect(await limiter.admit({ id: 'acc_q', plan: 'free' }, 'chat')).toEqual({ ok: false, error: { code: 'service_unavailable', retryAfter: 1 } });
     } finally {
       queueing.disconnect();
     }

@@ -66,9 +66,9 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
             ),
           ),
         ).catch(() => {});
-        return { ok: false, index: group[refused - 1]!, retryAfterMs: Number(wait) };
+        return { ok: false, error: { index: group[refused - 1]!, retryAfterMs: Number(wait) } };
       }
-      return { ok: true };
+      return { ok: true, value: undefined };
     },
 
     async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {
@@ -82,9 +82,9 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
           continue;
         }
         if (held.length > 0) await release(held, leaseId).catch(() => {});
-        return { ok: false, index: group[refused - 1]! };
+        return { ok: false, error: { index: group[refused - 1]! } };
       }
-      return { ok: true };
+      return { ok: true, value: undefined };
     },
 
     async extend(keys: string[], leaseId: string, ttlMs: number, now: number): Promise<void> {

@@ -47,7 +47,7 @@ describe('sqliteStore on a file', () => {
       const hold = await first.hold(account.id, { micros: 500, ttlMs: 900_000 });
       const settled = await first.hold(account.id, { micros: 300, ttlMs: 900_000, requestId: 'req_1' });
       if (!hold.ok || !settled.ok) throw new Error('hold refused');
-      await first.settle(settled.holdId, { micros: 250, meta: { model: 'fast' } });
+      await first.settle(settled.value.holdId, { micros: 250, meta: { model: 'fast' } });
       const entries = await first.entries(account.id);
       await first.close();
       await first.close();
@@ -63,8 +63,8 @@ describe('sqliteStore on a file', () => {
       expect(await second.releaseAllHolds()).toBe(0);
       expect(await second.getBalance(account.id)).toEqual({ balance: 1_750, held: 0, available: 1_750 });
       // The dead process's request could still settle later: it is charged once.
-      expect(await second.settle(hold.holdId, { micros: 100 })).toEqual({ charged: 100, already: false });
-      expect(await second.settle(hold.holdId, { micros: 100 })).toEqual({ charged: 100, already: true });
+      expect(await second.settle(hold.value.holdId, { micros: 100 })).toEqual({ charged: 100, already: false });
+      expect(await second.settle(hold.value.holdId, { micros: 100 })).toEqual({ charged: 100, already: true });
       expect((await second.getBalance(account.id)).balance).toBe(1_650);
       await second.close();
     } finally {

@@ -1,15 +1,15 @@
-import type { ErrorCode } from '@tollgate/core';
+import type { ErrorCode, Refusal } from '@tollgate/core';
 
-/** A refusal: a code of the spec's catalogue and a sentence for people. */
-export interface Fail {
-  ok: false;
-  /** The stable code of the spec's Errors table. */
-  code: ErrorCode;
+/** A refusal of the validator: it always carries a sentence that names the field. */
+export interface Invalid extends Refusal {
   /** A sentence for people; names the field for `invalid_parameter`. */
   message: string;
 }
 
+/** A failed result of the validator. */
+export type Fail = { ok: false; error: Invalid };
+
 /** Builds a {@link Fail}. */
 export function fail(code: ErrorCode, message: string): Fail {
-  return { ok: false, code, message };
+  return { ok: false, error: { code, message } };
 }

@@ -1,6 +1,6 @@
-export type { Fail } from './fail';
+export type { Fail, Invalid } from './fail';
 export { readBody, MAX_BODY_BYTES, BODY_TIMEOUT_MS } from './read-body';
-export type { BodyTimers, ReadBodyOptions, ReadBodyResult } from './read-body';
+export type { ReadBodyOptions, ReadBodyResult } from './read-body';
 export { parseJsonStrict, MAX_JSON_DEPTH, MAX_JSON_VALUES } from './parse-json-strict';
 export type { ParseJsonStrictOptions, ParseJsonStrictResult } from './parse-json-strict';
 export { chatRequestSchema, CHAT_ROLES, MAX_MESSAGES, REASONING_EFFORTS } from './chat-schema';

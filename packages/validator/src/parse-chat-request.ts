@@ -1,7 +1,7 @@
-import type { ChatMessage, ChatRequest, ChatTool, ContentPart, ToolCall, ToolChoice } from '@tollgate/core';
+import type { Result, ChatMessage, ChatRequest, ChatTool, ContentPart, ToolCall, ToolChoice } from '@tollgate/core';
 import * as v from 'valibot';
 import { chatRequestSchema, type ChatRequestInput } from './chat-schema';
-import type { Fail } from './fail';
+import type { Invalid } from './fail';
 import { issuesToFail } from './issue-to-fail';
 import { isJsonObject } from './schema-helpers';
 
@@ -25,7 +25,7 @@ export interface ParsedChatRequest {
 }
 
 /** The result of {@link parseChatRequest}. */
-export type ParseChatRequestResult = { ok: true; parsed: ParsedChatRequest } | Fail;
+export type ParseChatRequestResult = Result<ParsedChatRequest, Invalid>;
 
 /** Part types whose media must be inline: their URL must be a `data:` URL. */
 const LINKABLE_PARTS = new Set(['image_url', 'video_url', 'audio_url', 'file_url']);
@@ -38,12 +38,12 @@ const DATA_URL = /^data:/i;
  * @example
  * const chat = parseChatRequest(json.value);
  * if (!chat.ok) return refuse(chat);
- * const model = models.get(chat.parsed.model);
+ * const model = models.get(chat.value.model);
  */
 export function parseChatRequest(body: Record<string, unknown>): ParseChatRequestResult {
   const result = v.safeParse(chatRequestSchema, body);
   if (!result.success) return issuesToFail(result.issues);
-  return { ok: true, parsed: normalise(result.output) };
+  return { ok: true, value: normalise(result.output) };
 }
 
 function normalise(input: ChatRequestInput): ParsedChatRequest {

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { fail, type Fail } from './fail';
+import type { Result } from '@tollgate/core';
+import { fail, type Invalid } from './fail';
 import { issuesToFail } from './issue-to-fail';
 import { oneOf } from './schema-helpers';
 
@@ -12,7 +13,7 @@ export interface FetchRequest {
 }
 
 /** The result of {@link parseFetchRequest}. */
-export type ParseFetchRequestResult = { ok: true; request: FetchRequest } | Fail;
+export type ParseFetchRequestResult = Result<FetchRequest, Invalid>;
 
 // `url` is checked by hand: any wrong url, missing or of the wrong type, is invalid_parameter naming it.
 const fetchRequestSchema = v.strictObject({
@@ -33,7 +34,7 @@ export function parseFetchRequest(body: Record<string, unknown>): ParseFetchRequ
   if (!result.success) return issuesToFail(result.issues);
   const url = result.output.url;
   if (typeof url !== 'string' || !isHttpUrl(url)) return fail('invalid_parameter', 'url must be an absolute http or https URL.');
-  return { ok: true, request: { url, format: result.output.format ?? 'markdown' } };
+  return { ok: true, value: { url, format: result.output.format ?? 'markdown' } };
 }
 
 function isHttpUrl(url: string): boolean {

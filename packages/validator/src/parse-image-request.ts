@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { Fail } from './fail';
+import type { Result } from '@tollgate/core';
+import type { Invalid } from './fail';
 import { imageRequestSchema } from './image-schema';
 import { issuesToFail } from './issue-to-fail';
 
@@ -22,7 +23,7 @@ export interface ParsedImageRequest {
 }
 
 /** The result of {@link parseImageRequest}. */
-export type ParseImageRequestResult = { ok: true; parsed: ParsedImageRequest } | Fail;
+export type ParseImageRequestResult = Result<ParsedImageRequest, Invalid>;
 
 /**
  * First phase of an image request: wrong types or a missing model or prompt are
@@ -45,5 +46,5 @@ export function parseImageRequest(body: Record<string, unknown>): ParseImageRequ
   if (input.aspect_ratio != null) parsed.aspect_ratio = input.aspect_ratio;
   if (input.resolution != null) parsed.resolution = input.resolution;
   if (input.quality != null) parsed.quality = input.quality;
-  return { ok: true, parsed };
+  return { ok: true, value: parsed };
 }

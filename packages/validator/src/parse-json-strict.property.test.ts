@@ -62,9 +62,9 @@ describe('parseJsonStrict properties', () => {
             expected = undefined;
           }
           const result = parseJsonStrict(text);
-          if (expected === undefined) expect(result.ok ? 'ok' : result.code).toBe('invalid_request_body');
+          if (expected === undefined) expect(result.ok ? 'ok' : result.error.code).toBe('invalid_request_body');
           else if (result.ok) expect(result.value).toStrictEqual(expected);
-          else expect(result.code).toBe('duplicate_json_key');
+          else expect(result.error.code).toBe('duplicate_json_key');
         },
       ),
       { numRuns: 3000 },
@@ -88,7 +88,7 @@ describe('parseJsonStrict properties', () => {
           valid = false;
         }
         const result = parseJsonStrict(text);
-        if (!valid) expect(result.ok ? 'ok' : result.code).toBe('invalid_request_body');
+        if (!valid) expect(result.ok ? 'ok' : result.error.code).toBe('invalid_request_body');
       }),
       { numRuns: 1000 },
     );

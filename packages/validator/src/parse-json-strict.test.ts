@@ -9,7 +9,7 @@ function cpuMs(): number {
 
 const codeOf = (input: string | Uint8Array, options?: Parameters<typeof parseJsonStrict>[1]) => {
   const result = parseJsonStrict(input, options);
-  return result.ok ? 'ok' : result.code;
+  return result.ok ? 'ok' : result.error.code;
 };
 
 describe('parseJsonStrict', () => {
@@ -22,7 +22,7 @@ describe('parseJsonStrict', () => {
 
   it('keeps __proto__ as an own member, as JSON.parse does', () => {
     const result = parseJsonStrict('{"__proto__": {"polluted": 1}}');
-    if (!result.ok) throw new Error(result.message);
+    if (!result.ok) throw new Error(result.error.message);
     expect(Object.getPrototypeOf(result.value)).toBe(Object.prototype);
     expect(Object.keys(result.value)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -58,8 +58,7 @@ describe('parseJsonStrict', () => {
   it('refuses bytes that are not UTF-8', () => {
     expect(parseJsonStrict(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).toEqual({
       ok: false,
-      code: 'invalid_request_body',
-      message: 'The request body is not valid UTF-8.',
+      error: { code: 'invalid_request_body', message: 'The request body is not valid UTF-8.' },
     });
   });
 
@@ -87,8 +86,7 @@ describe('parseJsonStrict', () => {
     expect(codeOf(nest(1001))).toBe('request_too_complex');
     expect(parseJsonStrict(nest(100_000))).toEqual({
       ok: false,
-      code: 'request_too_complex',
-      message: 'The request body nests deeper than 1000 levels.',
+      error: { code: 'request_too_complex', message: 'The request body nests deeper than 1000 levels.' },
     });
   });
 

@@ -1,4 +1,5 @@
-import { fail, type Fail } from './fail';
+import type { Result } from '@tollgate/core';
+import { fail, type Fail, type Invalid } from './fail';
 import { JsonStringScanner } from './json-string-scanner';
 
 /** Limits of {@link parseJsonStrict}. */
@@ -10,7 +11,7 @@ export interface ParseJsonStrictOptions {
 }
 
 /** The result of {@link parseJsonStrict}. */
-export type ParseJsonStrictResult = { ok: true; value: Record<string, unknown> } | Fail;
+export type ParseJsonStrictResult = Result<Record<string, unknown>, Invalid>;
 
 /** Values a body may hold (the spec's limit). */
 export const MAX_JSON_VALUES = 262_144;

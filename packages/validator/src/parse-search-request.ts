@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { Fail } from './fail';
+import type { Result } from '@tollgate/core';
+import type { Invalid } from './fail';
 import { issuesToFail } from './issue-to-fail';
 import { integerBetween } from './schema-helpers';
 
@@ -14,7 +15,7 @@ export interface SearchRequest {
 }
 
 /** The result of {@link parseSearchRequest}. */
-export type ParseSearchRequestResult = { ok: true; request: SearchRequest } | Fail;
+export type ParseSearchRequestResult = Result<SearchRequest, Invalid>;
 
 /** `POST /v1/search` (DESIGN.md §3): unlisted fields are refused. */
 export const searchRequestSchema = v.strictObject({
@@ -35,5 +36,5 @@ export function parseSearchRequest(body: Record<string, unknown>): ParseSearchRe
   if (!result.success) return issuesToFail(result.issues);
   const request: SearchRequest = { query: result.output.query, max_results: result.output.max_results ?? 10 };
   if (result.output.model != null) request.model = result.output.model;
-  return { ok: true, request };
+  return { ok: true, value: request };
 }

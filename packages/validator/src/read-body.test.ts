@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { readBody, type BodyTimers } from './read-body';
+import type { Timers } from '@tollgate/core';
+import { readBody } from './read-body';
 
 /** Timers a test fires by hand. */
 function manualTimers() {
   const pending = new Map<number, { fn: () => void; ms: number }>();
   let next = 0;
-  const timers: BodyTimers = {
+  const timers: Timers = {
     setTimeout: (fn, ms) => {
       pending.set(++next, { fn, ms });
       return next;
@@ -30,25 +31,25 @@ const post = (body: BodyInit | null, headers: Record<string, string> = {}) =>
 describe('readBody', () => {
   it('reads a body of any Content-Type as bytes', async () => {
     const result = await readBody(post('{"a":1}', { 'content-type': 'text/plain' }));
-    expect(result).toEqual({ ok: true, bytes: new TextEncoder().encode('{"a":1}') });
+    expect(result).toEqual({ ok: true, value: new TextEncoder().encode('{"a":1}') });
   });
 
   it('joins the chunks of a streamed body', async () => {
     const result = await readBody(post(streamed([new Uint8Array([1, 2]), new Uint8Array([3])])));
-    expect(result).toEqual({ ok: true, bytes: new Uint8Array([1, 2, 3]) });
+    expect(result).toEqual({ ok: true, value: new Uint8Array([1, 2, 3]) });
   });
 
   it('refuses a Content-Length over the cap before reading', async () => {
     const request = post(streamed([new Uint8Array(1)], { close: false }), { 'content-length': String(32 * 1024 * 1024 + 1) });
     const result = await readBody(request);
-    expect(result).toEqual({ ok: false, code: 'request_too_large', message: 'The request body is larger than 33554432 bytes.' });
+    expect(result).toEqual({ ok: false, error: { code: 'request_too_large', message: 'The request body is larger than 33554432 bytes.' } });
     expect(request.bodyUsed).toBe(false);
   });
 
   it('takes exactly the cap and refuses one byte more counted while reading', async () => {
     expect(await readBody(post(streamed([new Uint8Array(6), new Uint8Array(4)])), { maxBytes: 10 })).toMatchObject({ ok: true });
     const over = await readBody(post(streamed([new Uint8Array(6), new Uint8Array(5)])), { maxBytes: 10 });
-    expect(over).toMatchObject({ ok: false, code: 'request_too_large' });
+    expect(over).toMatchObject({ ok: false, error: { code: 'request_too_large' } });
   });
 
   it('refuses a body still arriving at the deadline with request_timeout', async () => {
@@ -65,7 +66,7 @@ describe('readBody', () => {
     expect([...pending.values()].map((timer) => timer.ms)).toEqual([59_000]);
     clock = 60_000;
     fire();
-    expect(await reading).toEqual({ ok: false, code: 'request_timeout', message: 'The request body did not arrive within the time allowed.' });
+    expect(await reading).toEqual({ ok: false, error: { code: 'request_timeout', message: 'The request body did not arrive within the time allowed.' } });
     expect(pending.size).toBe(0);
   });
 
@@ -80,10 +81,10 @@ describe('readBody', () => {
       },
     });
     const result = await readBody(post(body), { startedAt: 0, now: () => clock, timers });
-    expect(result).toMatchObject({ ok: false, code: 'request_timeout' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'request_timeout' } });
   });
 
   it('returns empty bytes for a request without a body', async () => {
-    expect(await readBody(new Request('http://127.0.0.1/', { method: 'POST' }))).toEqual({ ok: true, bytes: new Uint8Array(0) });
+    expect(await readBody(new Request('http://127.0.0.1/', { method: 'POST' }))).toEqual({ ok: true, value: new Uint8Array(0) });
   });
 });

@@ -1,12 +1,5 @@
-import { fail, type Fail } from './fail';
-
-/** Timers {@link readBody} uses for its deadline; injectable so tests never wait. */
-export interface BodyTimers {
-  /** Schedules `fn` after `ms` milliseconds and returns a handle. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a scheduled call. */
-  clearTimeout(handle: unknown): void;
-}
+import { type Result, systemTimers, type Timers } from '@tollgate/core';
+import { fail, type Fail, type Invalid } from './fail';
 
 /** Options of {@link readBody}. */
 export interface ReadBodyOptions {
@@ -19,21 +12,16 @@ export interface ReadBodyOptions {
   /** The clock; default `Date.now`. */
   now?: () => number;
   /** The timers; default the global ones. */
-  timers?: BodyTimers;
+  timers?: Timers;
 }
 
 /** The result of {@link readBody}. */
-export type ReadBodyResult = { ok: true; bytes: Uint8Array } | Fail;
+export type ReadBodyResult = Result<Uint8Array, Invalid>;
 
 /** The spec's body size limit. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** The spec's body arrival time. */
 export const BODY_TIMEOUT_MS = 60_000;
-
-const globalTimers: BodyTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -44,19 +32,19 @@ const TIMED_OUT = Symbol('timed out');
  *
  * @example
  * const body = await readBody(request, { startedAt });
- * if (!body.ok) return new GatewayError(body.code, { message: body.message }).toResponse();
+ * if (!body.ok) return new GatewayError(body.error.code, { message: body.error.message }).toResponse();
  */
 export async function readBody(request: Request, options: ReadBodyOptions = {}): Promise<ReadBodyResult> {
   const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
   const now = options.now ?? Date.now;
-  const timers = options.timers ?? globalTimers;
+  const timers = options.timers ?? systemTimers;
   const deadline = (options.startedAt ?? now()) + (options.timeoutMs ?? BODY_TIMEOUT_MS);
   const tooLarge = fail('request_too_large', `The request body is larger than ${maxBytes} bytes.`);
 
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) > maxBytes) return tooLarge;
   if (request.bodyUsed) return fail('invalid_request_body', 'The request body was already read.');
-  if (request.body === null) return { ok: true, bytes: new Uint8Array(0) };
+  if (request.body === null) return { ok: true, value: new Uint8Array(0) };
 
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -89,7 +77,7 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
   }
   // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
   if (now() > deadline) return fail('request_timeout', 'The request body did not arrive within the time allowed.');
-  return { ok: true, bytes: concat(chunks, total) };
+  return { ok: true, value: concat(chunks, total) };
 }
 
 function concat(chunks: Uint8Array[], total: number): Uint8Array {

@@ -83,10 +83,10 @@ function mutate(base: Json, steps: { at: number; kind: string; value: Json; key:
   return copy;
 }
 
-function expectCatalogueCode(result: { ok: boolean; code?: string; message?: string }) {
+function expectCatalogueCode(result: { ok: true } | { ok: false; error: { code: string; message?: string } }) {
   if (!result.ok) {
-    expect(isErrorCode(result.code)).toBe(true);
-    expect(typeof result.message).toBe('string');
+    expect(isErrorCode(result.error.code)).toBe(true);
+    expect(typeof result.error.message).toBe('string');
   }
 }
 
@@ -99,7 +99,7 @@ describe('fuzzing the request validators', () => {
         expect(parseJsonStrict(text)).toStrictEqual({ ok: true, value: JSON.parse(text) });
         const parsed = parseChatRequest(body);
         expectCatalogueCode(parsed);
-        if (parsed.ok) expectCatalogueCode(resolveChatRequest(parsed.parsed, chatModel));
+        if (parsed.ok) expectCatalogueCode(resolveChatRequest(parsed.value, chatModel));
       }),
       { numRuns: 600 },
     );
@@ -111,7 +111,7 @@ describe('fuzzing the request validators', () => {
         const body = mutate(imageBody, steps);
         const parsed = parseImageRequest(body);
         expectCatalogueCode(parsed);
-        if (parsed.ok) expectCatalogueCode(resolveImageRequest(parsed.parsed, imageModel));
+        if (parsed.ok) expectCatalogueCode(resolveImageRequest(parsed.value, imageModel));
         expectCatalogueCode(parseSearchRequest(mutate({ query: 'q', max_results: 3, model: 'web' }, steps)));
         expectCatalogueCode(parseFetchRequest(mutate({ url: 'https://example.com/', format: 'text' }, steps)));
       }),

@@ -1,10 +1,10 @@
-import type { ChatRequest, ModelConfig } from '@tollgate/core';
-import { fail, type Fail } from './fail';
+import type { ChatRequest, ModelConfig, Result } from '@tollgate/core';
+import { fail, type Invalid } from './fail';
 import type { ParsedChatRequest } from './parse-chat-request';
 import { readablePartTypes } from './readable-part-types';
 
 /** The result of {@link resolveChatRequest}: the request with its output limit decided. */
-export type ResolveChatRequestResult = { ok: true; request: ChatRequest & { max_completion_tokens: number } } | Fail;
+export type ResolveChatRequestResult = Result<ChatRequest & { max_completion_tokens: number }, Invalid>;
 
 /** Output limit for a model that sets neither `default_output_tokens` nor `max_output_tokens`. */
 export const FALLBACK_OUTPUT_TOKENS = 4_096;
@@ -29,7 +29,7 @@ export function resolveChatRequest(parsed: ParsedChatRequest, model: ModelConfig
       }
     }
   }
-  return { ok: true, request: { ...parsed.request, max_completion_tokens: outputLimit(parsed.requestedOutput, model) } };
+  return { ok: true, value: { ...parsed.request, max_completion_tokens: outputLimit(parsed.requestedOutput, model) } };
 }
 
 /** The output limit: requested and lowered to the model's maximum, else the model's default. */

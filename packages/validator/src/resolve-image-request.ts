@@ -1,5 +1,5 @@
-import type { ModelConfig } from '@tollgate/core';
-import { fail, type Fail } from './fail';
+import type { ModelConfig, Result } from '@tollgate/core';
+import { fail, type Invalid } from './fail';
 import { imageDimensions } from './image-dimensions';
 import { nearestAspectRatio } from './nearest-aspect-ratio';
 import { parseImageDataUrl } from './parse-image-data-url';
@@ -18,7 +18,7 @@ export interface ResolvedImageRequest {
 }
 
 /** The result of {@link resolveImageRequest}. */
-export type ResolveImageRequestResult = { ok: true; request: ResolvedImageRequest } | Fail;
+export type ResolveImageRequestResult = Result<ResolvedImageRequest, Invalid>;
 
 /**
  * Second phase of an image request, once the gateway found the model: linked reference images
@@ -48,7 +48,7 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
   for (const [index, reference] of references.entries()) {
     const image = parseImageDataUrl(reference);
     if (!image.ok) return fail('invalid_parameter', `reference_images[${index}] must be a base64 data URL of a PNG, JPEG or WebP image.`);
-    first ??= image.bytes;
+    first ??= image.value.bytes;
   }
   let aspectRatio: string = parsed.aspect_ratio ?? '1:1';
   if (parsed.aspect_ratio === undefined && first !== undefined) {
@@ -77,5 +77,5 @@ export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConf
     }
     request.quality = parsed.quality;
   }
-  return { ok: true, request };
+  return { ok: true, value: request };
 }
