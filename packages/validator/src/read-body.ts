@@ -43,6 +43,9 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
 
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) > maxBytes) return tooLarge;
+  // A compressed body is refused, not inflated: 32 MiB of gzip can inflate to gigabytes (docs/http-api.md).
+  if (!isIdentity(request.headers.get('content-encoding')))
+    return fail('invalid_request_body', 'The request body must not be compressed: send it without Content-Encoding.');
   if (request.bodyUsed) return fail('invalid_request_body', 'The request body was already read.');
   if (request.body === null) return { ok: true, value: new Uint8Array(0) };
 
@@ -78,6 +81,11 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
   // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
   if (now() > deadline) return fail('request_timeout', 'The request body did not arrive within the time allowed.');
   return { ok: true, value: concat(chunks, total) };
+}
+
+/** No Content-Encoding, or only `identity` (any case, any list of it). */
+function isIdentity(encoding: string | null): boolean {
+  return encoding === null || encoding.split(',').every((each) => /^\s*(identity)?\s*$/i.test(each));
 }
 
 function concat(chunks: Uint8Array[], total: number): Uint8Array {
