@@ -40,7 +40,8 @@ function issueMessage(issue: Issue, code: ErrorCode): string {
   if (isUnknownField(issue)) return `${field} is not a field of this endpoint.`;
   if (code === 'invalid_request_body') {
     if (issue.received === 'undefined') return `${field} is required.`;
-    if (issue.type === 'custom') return `${field} ${issue.message}.`;
+    // Only a schema issue is a wrong JSON type; a rule on the value (model's minimum length) says its own rule.
+    if (issue.kind !== 'schema' || issue.type === 'custom') return `${field} ${issue.message}.`;
     return `${field} has the wrong JSON type: expected ${issue.expected ?? 'another type'}, received ${issue.received}.`;
   }
   return `${field} ${issue.message}.`;
