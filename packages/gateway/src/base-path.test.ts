@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, setup } from './test-harness';
+import { chatBody, setup } from '../test/test-harness';
 
 describe('basePath', () => {
   it('serves the API under the prefix only; every other path is the plain-text 404', async () => {

@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '@tollgate/core';
 import { openaiCompatible } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
-import { chatBody, readEvents, setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from './test-harness';
-import { charges, expectLedgerAddsUp } from './test-leaks';
-import { stepReader } from './test-sse';
+import { chatBody, readEvents, setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
+import { charges, expectLedgerAddsUp } from '../test/test-leaks';
+import { stepReader } from '../test/test-sse';
 
 /**
  * A model with prices that do not divide evenly: 1.5 micros a prompt token, 2.5 a completion

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type Funding } from '@tollgate/core';
 import type { AppPrincipal } from './gateway-options';
-import { chatBody, setup, type SetupOptions } from './test-harness';
+import { chatBody, setup, type SetupOptions } from '../test/test-harness';
 
 /** Asserts a refusal before billing: status, exact error record, version, and no request id or funding. */
 async function expectRefusal(response: Response, code: ErrorCode): Promise<void> {

@@ -7,7 +7,7 @@ import { ERROR_CATALOGUE as ERRORS, type ErrorCode, type ModelConfig } from '@to
 import { gemini, openaiCompatible } from '@tollgate/providers';
 import { fakeGemini, fakeImagesHandler, type FakeImagesOptions } from '@tollgate/testing';
 import { describe, expect, it } from 'vitest';
-import { setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from './test-harness';
+import { setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
 
 const START = 10_000_000;
 const PAINTER = 40_000;

@@ -3,8 +3,8 @@ import { ERROR_CATALOGUE, type ErrorCode, type ModelConfig, type Plan } from '@t
 import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import type { PageFetcher, Provider } from '@tollgate/providers';
 import type { AppPrincipal } from './gateway-options';
-import { chatBody, readEvents, setup, testModels, type SetupOptions } from './test-harness';
-import { manualClock, manualTimers } from './test-timers';
+import { chatBody, readEvents, setup, testModels, type SetupOptions } from '../test/test-harness';
+import { manualClock, manualTimers } from '../test/test-timers';
 
 /** A gateway on a manual clock with manual timers and a memory limiter the test can inspect. */
 async function limitsSetup(options: SetupOptions = {}) {

@@ -7,7 +7,7 @@
 import type { ModelConfig } from '@tollgate/core';
 import type { GeneratedImage, SearchResult } from '@tollgate/providers';
 import { describe, expect, it } from 'vitest';
-import { setup } from './test-harness';
+import { setup } from '../test/test-harness';
 
 const START = 10_000_000;
 const PER_IMAGE = 40_000;

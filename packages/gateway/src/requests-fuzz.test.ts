@@ -6,7 +6,7 @@
 import { ERROR_CATALOGUE, isErrorCode } from '@tollgate/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { setup, type TestGateway } from './test-harness';
+import { setup, type TestGateway } from '../test/test-harness';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 

@@ -4,7 +4,7 @@
  */
 import { ERROR_CATALOGUE as ERRORS, type ErrorCode, type Timers } from '@tollgate/core';
 import { describe, expect, it, vi } from 'vitest';
-import { chatBody, setup, testModels, type TestGateway } from './test-harness';
+import { chatBody, setup, testModels, type TestGateway } from '../test/test-harness';
 
 const VERSION = 'tollgate/test';
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '@tollgate/core';
 import { anthropic, gemini, openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeAnthropic, fakeGemini, fakeOpenAI, type Fault } from '@tollgate/testing';
-import { chatBody, CHAT_PRICE, readEvents, setup, type TestGateway } from './test-harness';
-import { expectBooksBalanced } from './test-leaks';
+import { chatBody, CHAT_PRICE, readEvents, setup, type TestGateway } from '../test/test-harness';
+import { expectBooksBalanced } from '../test/test-leaks';
 
 /** Every upstream credential of this file: none may reach a client, in a body or a header. */
 const SECRETS = { a: 'sk-route-A-SECRET-1111', b: 'sk-route-B-SECRET-2222', claude: 'sk-ant-SECRET-3333', gem: 'AIza-gemini-SECRET-4444' };

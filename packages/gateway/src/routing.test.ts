@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setup } from './test-harness';
+import { setup } from '../test/test-harness';
 
 describe('routing and the model list', () => {
   it('answers unknown paths 404 and wrong methods 405 as plain text, with the version and no CORS', async () => {

@@ -4,7 +4,7 @@ import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { brave, createPageFetcher, searxng, type PageFetcher, type PageFetcherOptions, type PageTransportRequest } from '@tollgate/providers';
 import { fakeBrave, fakeSearchHits, fakeSearxng } from '@tollgate/testing';
 import { listen, type Listening } from '@tollgate/testing/server';
-import { setup, type SetupOptions, type TestGateway } from './test-harness';
+import { setup, type SetupOptions, type TestGateway } from '../test/test-harness';
 
 const PRICE = 1_234;
 const FETCH_PRICE = 777;

@@ -1,7 +1,7 @@
 import { memoryStore } from '@tollgate/billing';
 import { describe, expect, it } from 'vitest';
-import { chatBody, setup } from './test-harness';
-import { manualClock, manualTimers } from './test-timers';
+import { chatBody, setup } from '../test/test-harness';
+import { manualClock, manualTimers } from '../test/test-timers';
 
 describe('a settlement that cannot be written', () => {
   it('is retried, then reported with the request, account and amount', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatBody, readEvents, setup } from './test-harness';
+import { chatBody, readEvents, setup } from '../test/test-harness';
 
 describe('stream normalisation of compatible upstreams', () => {
   it('turns finish_reason "" into null and sends the estimated usage when the upstream reports none', async () => {

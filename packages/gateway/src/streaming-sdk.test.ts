@@ -8,9 +8,9 @@ import OpenAI, { APIError, APIUserAbortError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord } from '@tollgate/core';
 import { listen, type Listening } from '@tollgate/testing/server';
-import { setup, type SetupOptions, type TestGateway } from './test-harness';
-import { expectNothingLeft, settled } from './test-leaks';
-import { trackedTimers } from './test-timers';
+import { setup, type SetupOptions, type TestGateway } from '../test/test-harness';
+import { expectNothingLeft, settled } from '../test/test-leaks';
+import { trackedTimers } from '../test/test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
 const REPLY = 'Hello! This is the fake upstream speaking.';

@@ -9,10 +9,10 @@ import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate
 import { estimateCompletionTokens } from '@tollgate/billing';
 import { openaiCompatible } from '@tollgate/providers';
 import { createChatStream, type StreamSummary } from './chat-stream';
-import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from './test-harness';
-import { charges, expectNothingLeft, settled } from './test-leaks';
-import { stepReader } from './test-sse';
-import { flush, manualClock, manualTimers, type ManualTimers } from './test-timers';
+import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
+import { charges, expectNothingLeft, settled } from '../test/test-leaks';
+import { stepReader } from '../test/test-sse';
+import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
 /** The fake's default reply, split by the fake into 7 word pieces. */

@@ -8,7 +8,7 @@ import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI, type Fault } from '@tollgate/testing';
 import type { GatewayOptions } from './gateway-options';
-import { chatBody, CHAT_PRICE, setup, type TestGateway } from './test-harness';
+import { chatBody, CHAT_PRICE, setup, type TestGateway } from '../test/test-harness';
 
 const SECRET = 'sk-enclave-SECRET-5555';
 const START = 10_000_000;

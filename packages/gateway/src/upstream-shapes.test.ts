@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openaiCompatible } from '@tollgate/providers';
-import { chatBody, readEvents, setup } from './test-harness';
+import { chatBody, readEvents, setup } from '../test/test-harness';
 
 /** A provider over a fixed upstream reply. */
 function upstreamSays(body: string, contentType = 'application/json') {

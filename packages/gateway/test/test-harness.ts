@@ -8,8 +8,8 @@ import { memoryStore, type Store } from '@tollgate/billing';
 import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
-import { createGateway, type Gateway } from './create-gateway';
-import type { GatewayOptions, RequestLog } from './gateway-options';
+import { createGateway, type Gateway } from '../src/create-gateway';
+import type { GatewayOptions, RequestLog } from '../src/gateway-options';
 import { manualClock, type ManualClock } from './test-timers';
 
 /** The upstream credential the tests give the provider; it must never reach a client. */
