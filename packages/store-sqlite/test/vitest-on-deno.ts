@@ -1,12 +1,12 @@
 /**
  * `vitest` for `deno test` (deno.json maps the import here), so the Store contract suite runs
- * unchanged on Deno: describe/it of node:test, which Deno runs as its own tests, and Vitest's own
+ * unchanged on Deno: describe/it and the hooks of node:test, which Deno runs as its own tests, and Vitest's own
  * `expect` (its chai plugins), so every matcher means what it means under Vitest.
  */
 import { ASYMMETRIC_MATCHERS_OBJECT, JestAsymmetricMatchers, JestChaiExpect, JestExtend } from '@vitest/expect';
 import * as chai from 'chai';
 
-export { describe, it } from 'node:test';
+export { after as afterAll, afterEach, before as beforeAll, beforeEach, describe, it } from 'node:test';
 
 chai.use(JestExtend);
 chai.use(JestChaiExpect);
