@@ -1,14 +1,19 @@
 export { ProviderError } from './provider';
 export type {
   CallOptions,
+  ChatProvider,
   ChatStream,
   GeneratedImage,
+  ImageProvider,
+  PassThroughChatProvider,
   Provider,
+  ProviderBase,
   ProviderChatRequest,
   ProviderErrorOptions,
   ProviderImageRequest,
   ProviderSettings,
   RawReply,
+  SearchProvider,
   SearchResult,
 } from './provider';
 export * from './openai/index';
@@ -17,3 +22,4 @@ export * from './gemini/index';
 export * from './search/index';
 export * from './fetch/index';
 export * from './images/index';
+export * from './responses/index';

@@ -6,7 +6,9 @@ type Issue = v.BaseIssue<unknown>;
 
 /** The first-phase codes, most senior first: a request gets the first that applies. */
 const PRECEDENCE: ErrorCode[] = ['invalid_request_body', 'too_many_messages', 'invalid_output_limit', 'invalid_parameter'];
-const OUTPUT_LIMIT_FIELDS = new Set(['max_tokens', 'max_completion_tokens']);
+const OUTPUT_LIMIT_FIELDS = new Set(['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
+/** The lists whose length is the message count: chat `messages`, Responses `input`. */
+const MESSAGE_LISTS = new Set(['messages', 'input']);
 
 /** `messages[3].content[0].image_url.detail` for an issue's path. */
 export function issuePath(issue: Issue): string {
@@ -25,7 +27,7 @@ export function issueCode(issue: Issue): ErrorCode {
   if (isUnknownField(issue)) return 'invalid_parameter';
   if (issue.kind === 'schema' || top === 'model') return 'invalid_request_body';
   if (typeof top === 'string' && OUTPUT_LIMIT_FIELDS.has(top)) return 'invalid_output_limit';
-  if (top === 'messages' && path.length === 1 && issue.type === 'max_length') return 'too_many_messages';
+  if (typeof top === 'string' && MESSAGE_LISTS.has(top) && path.length === 1 && issue.type === 'max_length') return 'too_many_messages';
   return 'invalid_parameter';
 }
 

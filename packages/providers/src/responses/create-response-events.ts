@@ -1,0 +1,170 @@
+import type {
+  ChatCompletionChunk,
+  FinishReason,
+  ResponseFunctionCallItem,
+  ResponseItemStatus,
+  ResponseMessageItem,
+  ResponseOutputItem,
+  ResponseStreamEvent,
+  Usage,
+} from '@tollgate/core';
+import { finishStatus, randomItemId, type ResponseMeta, responseObject } from './response-meta';
+import { toResponseUsage } from './to-response-usage';
+
+/** A distributive Omit, so each event keeps its own fields. */
+type Unnumbered<E> = E extends unknown ? Omit<E, 'sequence_number'> : never;
+
+/** The Responses event stream of one chat stream, built chunk by chunk. */
+export interface ResponseEvents {
+  /** `response.created` and `response.in_progress`: the stream's first two events. */
+  start(): ResponseStreamEvent[];
+  /** The events of one chat chunk (none for a usage-only chunk). */
+  chunk(chunk: ChatCompletionChunk): ResponseStreamEvent[];
+  /**
+   * The end of a stream read to its end: the open item closed, then `response.completed` (or
+   * `response.incomplete` after a `length` or `content_filter` finish) with `usage`, the usage the
+   * request is billed for.
+   */
+  finish(usage: Usage | undefined): ResponseStreamEvent[];
+  /** The end of a stream whose upstream failed: `response.failed` with the error and the usage billed. */
+  fail(error: { code: string; message: string }, usage: Usage | undefined): ResponseStreamEvent[];
+  /** The text and tool-call arguments sent so far (for the early-stop charge). */
+  readonly delivered: string;
+}
+
+type Open = { kind: 'message'; index: number; item: ResponseMessageItem; text: string } | { kind: 'call'; index: number; item: ResponseFunctionCallItem };
+
+/**
+ * Translates a chat completion stream into the Responses API's event sequence, as OpenAI sends
+ * it: `response.created`, `response.in_progress`; per output item `response.output_item.added`,
+ * then for a message `response.content_part.added`, `response.output_text.delta`…,
+ * `response.output_text.done`, `response.content_part.done`, or for a function call
+ * `response.function_call_arguments.delta`…, `response.function_call_arguments.done`; then
+ * `response.output_item.done`; last `response.completed`. Items are sent one after the other: a
+ * new item closes the open one. Every event carries `sequence_number`, from 0. Pure: no I/O, no
+ * clock (the ids come from `meta`).
+ *
+ * @example
+ * const events = createResponseEvents({ id: responseId(), createdAt, echo, maxOutputTokens });
+ * send(events.start());
+ * for await (const chunk of stream) send(events.chunk(chunk));
+ * send(events.finish(usage));
+ */
+export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
+  const itemId = meta.itemId ?? randomItemId;
+  const output: ResponseOutputItem[] = [];
+  const calls = new Map<number, Open & { kind: 'call' }>();
+  let sequence = 0;
+  let open: Open | undefined;
+  let finishReason: FinishReason | null = null;
+  let delivered = '';
+
+  const numbered = (events: Unnumbered<ResponseStreamEvent>[]): ResponseStreamEvent[] => events.map((event) => ({ ...event, sequence_number: sequence++ }));
+
+  // Events hold copies: an item keeps changing after an event about it was made.
+  const copy = (item: ResponseOutputItem): ResponseOutputItem =>
+    item.type === 'message' ? { ...item, content: item.content.map((part) => ({ ...part })) } : { ...item };
+  const snapshot = () => output.map(copy);
+
+  const close = (events: Unnumbered<ResponseStreamEvent>[], status: ResponseItemStatus) => {
+    const current = open;
+    if (current === undefined) return;
+    open = undefined;
+    current.item.status = status;
+    if (current.kind === 'message') {
+      const base = { item_id: current.item.id, output_index: current.index, content_index: 0 };
+      const part = { type: 'output_text' as const, text: current.text, annotations: [], logprobs: [] };
+      current.item.content = [part];
+      events.push({ type: 'response.output_text.done', ...base, text: current.text, logprobs: [] });
+      events.push({ type: 'response.content_part.done', ...base, part: { ...part } });
+    } else {
+      const { id, name } = current.item;
+      events.push({ type: 'response.function_call_arguments.done', item_id: id, output_index: current.index, name, arguments: current.item.arguments });
+    }
+    events.push({ type: 'response.output_item.done', output_index: current.index, item: copy(current.item) });
+  };
+
+  const text = (events: Unnumbered<ResponseStreamEvent>[], delta: string) => {
+    let current = open;
+    if (current?.kind !== 'message') {
+      close(events, 'completed');
+      const item: ResponseMessageItem = { type: 'message', id: itemId('msg'), status: 'in_progress', role: 'assistant', content: [] };
+      current = { kind: 'message', index: output.length, item, text: '' };
+      open = current;
+      output.push(item);
+      events.push({ type: 'response.output_item.added', output_index: current.index, item: copy(item) });
+      const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
+      events.push({ type: 'response.content_part.added', item_id: item.id, output_index: current.index, content_index: 0, part });
+    }
+    current.text += delta;
+    delivered += delta;
+    events.push({ type: 'response.output_text.delta', item_id: current.item.id, output_index: current.index, content_index: 0, delta, logprobs: [] });
+  };
+
+  const call = (events: Unnumbered<ResponseStreamEvent>[], delta: NonNullable<ChatCompletionChunk['choices'][number]['delta']['tool_calls']>[number]) => {
+    let current = calls.get(delta.index);
+    if (current === undefined) {
+      close(events, 'completed');
+      const id = itemId('fc');
+      const item: ResponseFunctionCallItem = {
+        type: 'function_call',
+        id,
+        // A chat upstream always names its calls; should one not, the call still needs an id to be answered by.
+        call_id: delta.id ?? `call_${id.slice(3)}`,
+        name: delta.function?.name ?? '',
+        arguments: '',
+        status: 'in_progress',
+      };
+      current = { kind: 'call', index: output.length, item };
+      calls.set(delta.index, current);
+      open = current;
+      output.push(item);
+      events.push({ type: 'response.output_item.added', output_index: current.index, item: copy(item) });
+    } else if (delta.function?.name && current.item.name === '') {
+      current.item.name = delta.function.name;
+    }
+    const args = delta.function?.arguments;
+    if (args) {
+      current.item.arguments += args;
+      delivered += args;
+      events.push({ type: 'response.function_call_arguments.delta', item_id: current.item.id, output_index: current.index, delta: args });
+    }
+  };
+
+  return {
+    get delivered() {
+      return delivered;
+    },
+    start() {
+      const response = responseObject(meta, { status: 'in_progress' }, [], null);
+      return numbered([
+        { type: 'response.created', response },
+        { type: 'response.in_progress', response: { ...response } },
+      ]);
+    },
+    chunk(chunk) {
+      const events: Unnumbered<ResponseStreamEvent>[] = [];
+      // One choice: the Responses API has no `n`, and the gateway never asks for more.
+      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (choice === undefined) return [];
+      const delta = choice.delta ?? {};
+      const piece = typeof delta.content === 'string' && delta.content !== '' ? delta.content : typeof delta.refusal === 'string' ? delta.refusal : '';
+      if (piece !== '') text(events, piece);
+      for (const tool of delta.tool_calls ?? []) call(events, tool);
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+      return numbered(events);
+    },
+    finish(usage) {
+      const events: Unnumbered<ResponseStreamEvent>[] = [];
+      const ending = finishStatus(finishReason);
+      close(events, ending.status === 'completed' ? 'completed' : 'incomplete');
+      const response = responseObject(meta, ending, snapshot(), usage === undefined ? null : toResponseUsage(usage));
+      events.push({ type: ending.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
+      return numbered(events);
+    },
+    fail(error, usage) {
+      const response = responseObject(meta, { status: 'failed', error }, snapshot(), usage === undefined ? null : toResponseUsage(usage));
+      return numbered([{ type: 'response.failed', response }]);
+    },
+  };
+}
