@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/server.ts'],
+  entry: ['src/index.ts', 'src/server.ts', 'src/store-contract.ts'],
   format: ['esm', 'cjs'],
   // server.ts is the one file here allowed node:* (the loopback HTTP server), so its .d.ts needs node's types.
   dts: { compilerOptions: { composite: false, types: ['node'] } },

@@ -11,12 +11,6 @@ export type { ChatUsage } from './chat-cost-micros';
 export { imageCostMicros } from './image-cost-micros';
 export { estimateCompletionTokens } from './estimate-completion-tokens';
 export { validateModelPrices } from './validate-model-prices';
-// The one copy lives in @tollgate/core; re-exported so `@tollgate/billing` imports keep working.
-export { utf8ByteLength } from '@tollgate/core';
-// For store implementations (SQLite, PostgreSQL): the same ids and hold rule everywhere.
-export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
-export type { HoldDecision } from './decide-hold';
-export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
 export type {
   Balance,
   CreatedKey,

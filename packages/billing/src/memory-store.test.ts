@@ -1,5 +1,5 @@
 import { createMemoryStore } from './memory-store';
-import { runStoreCases } from './store.case.test';
+import { runStoreCases } from '@tollgate/testing/store-contract';
 
 runStoreCases('memory', async ({ now }) => {
   const { store, state } = createMemoryStore({ now });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runLimiterStoreCases } from './limiter-store.case.test';
+import { runLimiterStoreCases } from '@tollgate/testing/store-contract';
 import { memoryLimiter } from './memory-limiter';
 
 runLimiterStoreCases('memory', async () => ({ store: memoryLimiter() }));

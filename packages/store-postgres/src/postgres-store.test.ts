@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
-import { runStoreCases } from '../../billing/src/store.case.test';
+import { runStoreCases } from '@tollgate/testing/store-contract';
 import { findPostgresBin, startPostgres, type PostgresServer } from './postgres-server';
 import { postgresStore } from './postgres-store';
 

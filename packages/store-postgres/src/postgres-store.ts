@@ -1,22 +1,7 @@
 import postgres from 'postgres';
 import type { Account, AccountState, Plan } from '@tollgate/core';
-import {
-  assertHoldInput,
-  assertMicros,
-  decideHold,
-  generateKey,
-  hashKey,
-  keyPrefix,
-  newAccountId,
-  newEntryId,
-  newHoldId,
-  newKeyId,
-  type KeyInfo,
-  type LedgerEntry,
-  type SettleResult,
-  type Store,
-  type StoreOptions,
-} from '@tollgate/billing';
+import { generateKey, hashKey, type KeyInfo, type LedgerEntry, type SettleResult, type Store, type StoreOptions } from '@tollgate/billing';
+import { assertHoldInput, assertMicros, decideHold, keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from '@tollgate/billing/store-kit';
 import { migrate } from './postgres-schema';
 
 /** The PostgreSQL store: a Store with `close` and `releaseExpired` always present. */

@@ -1,7 +1,7 @@
 import { createLimiter, limiterKeys } from '@tollgate/limiter';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLimiterStoreCases } from '../../limiter/src/limiter-store.case.test';
+import { runLimiterStoreCases } from '@tollgate/testing/store-contract';
 import { hashTag } from './group-by-hash-tag';
 import { redisLimiter } from './redis-limiter';
 import type { RedisLike } from './redis-like';

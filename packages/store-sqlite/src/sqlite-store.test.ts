@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
-import { runStoreCases } from '../../billing/src/store.case.test';
+import { runStoreCases } from '@tollgate/testing/store-contract';
 import { sqliteStore } from './sqlite-store';
 
 /** Every row of every table, as text. */

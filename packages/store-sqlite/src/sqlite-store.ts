@@ -1,15 +1,7 @@
 import { type Account, type AccountState, isAccountState, isPlan, type Plan } from '@tollgate/core';
 import {
-  assertHoldInput,
-  assertMicros,
-  decideHold,
   generateKey,
   hashKey,
-  keyPrefix,
-  newAccountId,
-  newEntryId,
-  newHoldId,
-  newKeyId,
   type HoldResult,
   type KeyInfo,
   type LedgerEntry,
@@ -18,6 +10,7 @@ import {
   type Store,
   type StoreOptions,
 } from '@tollgate/billing';
+import { assertHoldInput, assertMicros, decideHold, keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from '@tollgate/billing/store-kit';
 import { runtimeDriver } from './runtime-driver';
 import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database';
 import { column } from './sqlite-row';

@@ -1,2 +1,2 @@
 /** Where the Store contract suite lives: the one import of it for the Bun and Deno runs. */
-export { runStoreCases } from '../../billing/src/store.case.test';
+export { runStoreCases } from '@tollgate/testing/store-contract';

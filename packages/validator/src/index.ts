@@ -31,5 +31,3 @@ export { parseFetchRequest } from './parse-fetch-request';
 export type { FetchRequest, ParseFetchRequestResult } from './parse-fetch-request';
 export { createCharacterMatcher } from './create-character-matcher';
 export { firstSystemText, lastUserTextBytes, messageText } from './chat-text';
-// The one copy lives in @tollgate/core (`utf8ByteLength`); kept under its old name here.
-export { utf8ByteLength as utf8Length } from '@tollgate/core';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LimiterStore } from './store';
+import type { LimiterStore } from '@tollgate/limiter';
 
 /** What a store's test gives the contract suite: a fresh store and how to dispose of it. */
 export type MakeLimiterStore = () => Promise<{ store: LimiterStore; cleanup?: () => Promise<void> }>;

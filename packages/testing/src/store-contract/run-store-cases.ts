@@ -4,9 +4,7 @@
  * store's raw data as text, so the suite can check that no key secret is stored.
  */
 import { describe, expect, it } from 'vitest';
-import { hashKey } from './hash-key';
-import { isServiceKey } from './generate-key';
-import type { Store } from './store';
+import { hashKey, isServiceKey, type Store } from '@tollgate/billing';
 
 /** What a store factory hands the suite. */
 export interface StoreCaseSetup {

@@ -1,0 +1,14 @@
+/**
+ * `@tollgate/billing/store-kit`: what a Store implementation builds on, so every store (memory,
+ * SQLite, PostgreSQL, yours) applies the same hold rule, checks and ids. Not for applications.
+ *
+ * @example
+ * import { assertHoldInput, decideHold, newHoldId } from '@tollgate/billing/store-kit';
+ * assertHoldInput(input);
+ * const decision = decideHold(balance, held, input); // inside the store's transaction
+ * if (!decision.ok) return decision;
+ * return { ok: true, value: { holdId: newHoldId(), micros: decision.value } };
+ */
+export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
+export type { HoldDecision } from './decide-hold';
+export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
