@@ -31,3 +31,6 @@ export { parseFetchRequest } from './parse-fetch-request';
 export type { FetchRequest, ParseFetchRequestResult } from './parse-fetch-request';
 export { createCharacterMatcher } from './create-character-matcher';
 export { firstSystemText, lastUserTextBytes, messageText } from './chat-text';
+export { parseResponsesRequest } from './parse-responses-request';
+export type { ParsedResponsesRequest, ParseResponsesRequestResult } from './parse-responses-request';
+export { responsesRequestSchema } from './responses-schema';
