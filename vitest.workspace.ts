@@ -9,6 +9,7 @@ const packages = [
   'limiter',
   'billing',
   'providers',
+  'node',
   'testing',
   'gateway',
   'store-sqlite',
@@ -31,6 +32,15 @@ export const projects = [
       name: 'server',
       include: ['examples/server/src/**/*.test.ts', 'bench/**/*.test.ts'],
       exclude: ['**/*.case.test.ts', '**/node_modules/**'],
+    },
+  },
+  {
+    // The embedding examples of docs/embedding.md, run from the packed tarballs on Node, Bun and Deno.
+    extends: true as const,
+    test: {
+      name: 'embed',
+      include: ['examples/embed/**/*.test.ts'],
+      exclude: ['**/node_modules/**'],
     },
   },
 ];
