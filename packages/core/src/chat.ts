@@ -70,7 +70,18 @@ export interface ChatRequest {
   tools?: ChatTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
+  /** Sampling temperature, 0 to 2. Set only by `/v1/responses`: the chat endpoint drops it, as the spec says. */
+  temperature?: number;
+  /** Nucleus sampling, 0 to 1. Set only by `/v1/responses`, as `temperature`. */
+  top_p?: number;
+  /** Structured output (the chat form of the Responses `text.format`). Set only by `/v1/responses`. */
+  response_format?: ResponseFormat;
 }
+
+/** Structured output in the chat-completions form. */
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; description?: string; strict?: boolean } };
 
 /** Token usage as the spec reports it. */
 export interface Usage {

@@ -38,3 +38,4 @@ export type {
   Usage,
 } from './chat';
 export type { ResponseContentPart, ResponseEcho, ResponseFunctionCallItem, ResponseFunctionTool, ResponseItemStatus, ResponseMessageItem, ResponseObject, ResponseOutputItem, ResponseOutputText, ResponseStatus, ResponseStreamEvent, ResponseTextFormat, ResponseToolChoice, ResponseUsage } from './responses';
+export type { ResponseFormat } from './chat';

@@ -141,6 +141,13 @@ describe('parseResponsesRequest: the chat request it maps to', () => {
       text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
     });
     expect(echo.obfuscation).toBe(false);
+    expect(echo.chat.request).toMatchObject({
+      temperature: 0.5,
+      top_p: 0.9,
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+    });
+    expect(parsed(body({ text: { format: { type: 'json_object' } } })).chat.request.response_format).toEqual({ type: 'json_object' });
+    expect(parsed(body({ text: { format: { type: 'text' } } })).chat.request).not.toHaveProperty('response_format');
   });
 
   it('accepts what the SDKs send: an empty text object, null fields, identifiers', () => {

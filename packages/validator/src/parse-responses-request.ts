@@ -89,6 +89,14 @@ function normalise(input: ResponsesRequestInput): ParsedResponsesRequest {
   const choice = input.tool_choice ?? undefined;
   if (choice !== undefined) request.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
   if (input.parallel_tool_calls != null) request.parallel_tool_calls = input.parallel_tool_calls;
+  if (input.temperature != null) request.temperature = input.temperature;
+  if (input.top_p != null) request.top_p = input.top_p;
+  const format = textFormat(input);
+  if (format.type === 'json_object') request.response_format = { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    const { type: _type, ...schema } = format;
+    request.response_format = { type: 'json_schema', json_schema: schema };
+  }
 
   const chat: ParsedChatRequest = { model: input.model, request, ...found };
   if (input.max_output_tokens != null) chat.requestedOutput = input.max_output_tokens;

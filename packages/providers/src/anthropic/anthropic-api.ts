@@ -43,6 +43,8 @@ export interface AnthropicRequest {
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: 'enabled'; budget_tokens: number };
   stream?: boolean;
+  temperature?: number;
+  top_p?: number;
 }
 
 /** A content block of a reply. */

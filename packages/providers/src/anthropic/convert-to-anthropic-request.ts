@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatTool, ToolChoice } from '@tollgate/core';
 import type { ProviderChatRequest } from '../provider';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTool, AnthropicToolChoice } from './anthropic-api';
+import { anthropicSampling } from './anthropic-sampling';
 import { anthropicThinking } from './anthropic-thinking';
 import { convertToAnthropicContent } from './convert-to-anthropic-content';
 import { parseToolArguments } from '../http/parse-tool-arguments';
@@ -38,6 +39,8 @@ export function convertToAnthropicRequest(request: ProviderChatRequest, upstream
     forcesTool: toolChoice?.type === 'any' || toolChoice?.type === 'tool',
     inToolLoop: inToolLoop(request.messages),
   });
+  const sampling = anthropicSampling(request, thinking !== undefined);
+  if (!sampling.ok) return sampling;
   return {
     ok: true,
     request: {
@@ -48,6 +51,7 @@ export function convertToAnthropicRequest(request: ProviderChatRequest, upstream
       ...(tools ? { tools } : {}),
       ...(toolChoice ? { tool_choice: toolChoice } : {}),
       ...(thinking ? { thinking } : {}),
+      ...sampling.fields,
     },
   };
 }

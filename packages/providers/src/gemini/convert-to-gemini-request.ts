@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatTool, ToolChoice } from '@tollgate/core';
 import type { ProviderChatRequest } from '../provider';
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart, GeminiRequest } from './gemini-api';
+import { geminiGenerationOptions } from './gemini-generation-options';
 import { geminiThinking, usesThinkingLevels } from './gemini-thinking';
 import { convertToGeminiParts } from './convert-to-gemini-parts';
 import { parseToolArguments } from '../http/parse-tool-arguments';
@@ -64,7 +65,7 @@ export function convertToGeminiRequest(request: ProviderChatRequest, upstream: s
       ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}),
       ...(tools ? { tools } : {}),
       ...(mode ? { toolConfig: { functionCallingConfig: mode } } : {}),
-      generationConfig: { maxOutputTokens: request.max_completion_tokens, ...(thinkingConfig ? { thinkingConfig } : {}) },
+      generationConfig: { maxOutputTokens: request.max_completion_tokens, ...(thinkingConfig ? { thinkingConfig } : {}), ...geminiGenerationOptions(request) },
     },
   };
 }

@@ -42,6 +42,7 @@ const CONFIG_FIELDS = new Set([
   'stopSequences',
   'responseMimeType',
   'responseSchema',
+  'responseJsonSchema',
   'seed',
 ]);
 const DATA_FIELDS = ['text', 'inlineData', 'functionCall', 'functionResponse', 'fileData', 'executableCode', 'codeExecutionResult'];
