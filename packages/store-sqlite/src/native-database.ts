@@ -1,13 +1,17 @@
 import type { SqliteDatabase, SqliteRow, SqliteValue } from './sqlite-database';
 
-/** A statement of better-sqlite3, node:sqlite or bun:sqlite: the calls the adapter makes. */
+/**
+ * A statement of better-sqlite3, node:sqlite or bun:sqlite: the calls the adapter makes. Parameters
+ * are `unknown[]` (methods compare their parameters both ways) so each library's own typings, with
+ * named-parameter overloads, still fit; the adapter binds only {@link SqliteValue}s.
+ */
 export interface NativeStatement {
   /** Runs a write. */
-  run(...params: SqliteValue[]): { changes: number | bigint };
+  run(...params: unknown[]): { changes: number | bigint };
   /** The first row: `undefined` (better-sqlite3, node:sqlite) or `null` (bun:sqlite) when none. */
-  get(...params: SqliteValue[]): unknown;
+  get(...params: unknown[]): unknown;
   /** Every row. */
-  all(...params: SqliteValue[]): unknown[];
+  all(...params: unknown[]): unknown[];
 }
 
 /**
