@@ -57,7 +57,8 @@ describe('the packed packages, installed in a fresh project', () => {
   let bundler: Compiled;
 
   beforeAll(async () => {
-    project = await packProject(['hono', '@hono/node-server', '@types/node']);
+    // better-sqlite3: the store's optional peer, the driver Node 20 needs.
+    project = await packProject(['hono', '@hono/node-server', '@types/node', 'better-sqlite3']);
     const src = join(project.dir, 'src');
     for (const file of EXAMPLES) copyFileSync(join(HERE, file), join(src, file));
     // Every entry point of every public package, loaded and listed by an ESM and a CJS consumer.
