@@ -3,3 +3,4 @@ export * from './anthropic/index';
 export * from './gemini/index';
 export * from './search/index';
 export * from './images/index';
+export * from './openai-responses/index';

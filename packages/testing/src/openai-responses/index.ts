@@ -1,0 +1,2 @@
+export { fakeOpenAIResponses } from './fake-openai-responses';
+export type { FakeOpenAIResponsesOptions } from './fake-openai-responses';
