@@ -43,4 +43,15 @@ export const projects = [
       exclude: ['**/node_modules/**'],
     },
   },
+  {
+    // The reliability suite's short form (issue #20): scenarios against the reference server in child processes.
+    extends: true as const,
+    test: {
+      name: 'reliability',
+      include: ['reliability/**/*.test.ts'],
+      exclude: ['**/node_modules/**'],
+      testTimeout: 180_000,
+      hookTimeout: 180_000,
+    },
+  },
 ];

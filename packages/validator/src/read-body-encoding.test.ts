@@ -25,7 +25,8 @@ describe('readBody and Content-Encoding', () => {
   });
 
   it('reads the body as it is with no Content-Encoding, identity, or an empty value', async () => {
-    for (const headers of [{}, { 'content-encoding': 'identity' }, { 'content-encoding': 'Identity ' }, { 'content-encoding': '' }]) {
+    const cases: Record<string, string>[] = [{}, { 'content-encoding': 'identity' }, { 'content-encoding': 'Identity ' }, { 'content-encoding': '' }];
+    for (const headers of cases) {
       const result = await readBody(post(json, headers));
       expect(result.ok ? new TextDecoder().decode(result.value) : result.error.code, JSON.stringify(headers)).toBe(json);
     }
