@@ -34,3 +34,4 @@ export { firstSystemText, lastUserTextBytes, messageText } from './chat-text';
 export { parseResponsesRequest } from './parse-responses-request';
 export type { ParsedResponsesRequest, ParseResponsesRequestResult } from './parse-responses-request';
 export { responsesRequestSchema } from './responses-schema';
+export type { ResponsesRequestInput } from './responses-schema';

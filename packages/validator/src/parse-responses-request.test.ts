@@ -35,6 +35,7 @@ describe('parseResponsesRequest: the chat request it maps to', () => {
       },
     });
     expect(value.obfuscation).toBe(true);
+    expect(value.body).toEqual({ model: 'fast', input: 'Hi', instructions: 'Be brief.', max_output_tokens: 50, stream: true });
   });
 
   it('items: messages with parts, function calls joined to their assistant turn, outputs as tool messages', () => {

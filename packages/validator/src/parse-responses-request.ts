@@ -18,6 +18,11 @@ export interface ParsedResponsesRequest {
   echo: ResponseEcho;
   /** Whether stream events carry an `obfuscation` field (`stream_options.include_obfuscation`, default true). */
   obfuscation: boolean;
+  /**
+   * The checked body as the schema returned it (only the fields it lists, none refused), for an
+   * upstream that speaks the Responses API natively.
+   */
+  body: ResponsesRequestInput;
 }
 
 /** The result of {@link parseResponsesRequest}. */
@@ -105,6 +110,7 @@ function normalise(input: ResponsesRequestInput): ParsedResponsesRequest {
     chat,
     echo: echoOf(input),
     obfuscation: input.stream_options?.include_obfuscation ?? true,
+    body: input,
   };
 }
 
