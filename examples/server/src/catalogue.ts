@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { isPlan, type ModelConfig } from '@tollgate/core';
+import { type ChatModelConfig, isPlan, type ModelConfig } from '@tollgate/core';
 import { anthropic, brave, gemini, openaiCompatible, searxng, type Provider, type ProviderSettings } from '@tollgate/providers';
+import { createUpstreamFetch } from '@tollgate/node';
 import { fakeOpenAI, fakeSearxng } from '@tollgate/testing';
 import { ConfigError } from './config';
-import { createUpstreamFetch } from './upstream-fetch';
 
 /** Providers, models and character prompts the server runs with. */
 export interface Catalogue {
@@ -167,7 +167,7 @@ function simulatorReply(): string {
 function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
   const providers: Record<string, Provider> = {};
   const models: ModelConfig[] = [];
-  const chat = (id: string, provider: string, prompt: number, completion: number, extra: Partial<ModelConfig> = {}): ModelConfig => ({
+  const chat = (id: string, provider: string, prompt: number, completion: number, extra: Partial<ChatModelConfig> = {}): ChatModelConfig => ({
     id,
     type: 'chat',
     provider,
@@ -271,7 +271,8 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     if (typeof model !== 'object' || model === null || Array.isArray(model)) fail(`models[${index}] must be an object`);
     const config = model as ModelConfig;
     if (typeof config.id !== 'string' || config.id.length === 0) fail(`models[${index}]: "id" must be a non-empty string`);
-    if (config.type !== 'chat' && config.type !== 'image' && config.type !== 'search') fail(`model ${config.id}: "type" must be chat, image or search`);
+    const { type } = config;
+    if (type !== 'chat' && type !== 'image' && type !== 'search') fail(`model ${config.id}: "type" must be chat, image or search`);
     if (config.plan !== undefined && !isPlan(config.plan)) fail(`model ${config.id}: "plan" must be free, plus, pro or max`);
     if (config.type === 'chat' && (!Number.isSafeInteger(config.max_output_tokens) || config.max_output_tokens! < 1)) {
       fail(`model ${config.id}: chat models need "max_output_tokens" (a positive integer)`);

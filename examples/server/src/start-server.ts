@@ -12,7 +12,7 @@ import { answerClientError } from './client-error';
 import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
-import { nodeResolver, nodeTransport } from './page-fetch-transport';
+import { nodeResolver, nodeTransport } from '@tollgate/node';
 
 /** A running reference server. */
 export interface RunningServer {

@@ -1,1 +1,2 @@
-export {};
+export { createUpstreamFetch, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
+export { nodeResolver, nodeTransport } from './page-fetch-transport';

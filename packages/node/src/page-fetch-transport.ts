@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { PageResolver, PageTransport } from '@tollgate/providers';
 
@@ -38,15 +38,40 @@ function webHeaders(response: http.IncomingMessage, decodedBody: boolean): Heade
   const headers = new Headers();
   const raw = response.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = (raw[index] as string).toLowerCase();
+    const name = raw[index]?.toLowerCase();
+    const value = raw[index + 1];
+    if (name === undefined || value === undefined) break;
     if (decodedBody && (name === 'content-encoding' || name === 'content-length')) continue;
     try {
-      headers.append(name, raw[index + 1] as string);
+      headers.append(name, value);
     } catch {
       // A header a web Headers refuses (odd bytes) is dropped rather than failing the page.
     }
   }
   return headers;
+}
+
+/**
+ * A node stream as a pull-based web byte stream: a chunk is read only when the page fetcher asks
+ * for one, so its byte cap stops the download; a socket error or the signal's abort errors it;
+ * cancelling it destroys the source (and so the connection).
+ */
+function webBody(source: Readable): ReadableStream<Uint8Array> {
+  const chunks = source[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) return controller.close();
+        const chunk: unknown = next.value;
+        controller.enqueue(chunk instanceof Uint8Array ? chunk : new TextEncoder().encode(String(chunk)));
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /**
@@ -102,8 +127,7 @@ export function nodeTransport(): PageTransport {
         const stream = decoded(response);
         const decodedBody = stream !== response;
         if (decodedBody) response.on('error', (error) => stream.destroy(error));
-        const body = Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
-        resolve(new Response(body, { status, headers: webHeaders(response, decodedBody) }));
+        resolve(new Response(webBody(stream), { status, headers: webHeaders(response, decodedBody) }));
       });
       request.end();
     });

@@ -46,7 +46,8 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
     maxFreeSockets: options.maxSockets ?? 256,
     timeout: options.idleTimeoutMs ?? 4_000,
   };
-  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
+  const httpAgent = new http.Agent(agentOptions);
+  const httpsAgent = new https.Agent(agentOptions);
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
 
   const upstreamFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
@@ -66,14 +67,14 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
         path: `${url.pathname}${url.search}`,
         method: init.method ?? 'GET',
         headers,
-        agent: agents[url.protocol as 'http:' | 'https:'],
+        agent: secure ? httpsAgent : httpAgent,
       });
       // Set once the reply arrived: from then on failures belong to its body.
       let onBodyFailure: ((error: unknown) => void) | undefined;
       let connectTimer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = () => {
-        if (onBodyFailure) onBodyFailure(signal!.reason);
-        else reject(signal!.reason);
+        if (onBodyFailure) onBodyFailure(signal?.reason);
+        else reject(signal?.reason);
         request.destroy();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -116,10 +117,10 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
   };
 
   return {
-    fetch: upstreamFetch as typeof globalThis.fetch,
+    fetch: upstreamFetch,
     close() {
-      agents['http:'].destroy();
-      agents['https:'].destroy();
+      httpAgent.destroy();
+      httpsAgent.destroy();
     },
   };
 }
@@ -141,7 +142,7 @@ function requestHeaders(init: RequestInit['headers']): Record<string, string> {
     for (const [name, value] of Object.entries(init)) headers[name.toLowerCase()] = String(value);
     return headers;
   }
-  new Headers(init).forEach((value, name) => (headers[name] = value));
+  for (const [name, value] of new Headers(init)) headers[name] = value;
   return headers;
 }
 
@@ -149,8 +150,11 @@ function responseHeaders(response: http.IncomingMessage): Headers {
   const headers = new Headers();
   const raw = response.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index];
+    const value = raw[index + 1];
+    if (name === undefined || value === undefined) break;
     try {
-      headers.append(raw[index]!, raw[index + 1]!);
+      headers.append(name, value);
     } catch {
       // A header a web Headers refuses (odd bytes) is dropped rather than failing the call.
     }
@@ -165,7 +169,7 @@ function responseHeaders(response: http.IncomingMessage): Headers {
  */
 function readBody(response: http.IncomingMessage, onOver: () => void): { body: ReadableStream<Uint8Array>; fail(error: unknown): void } {
   const source = decoded(response);
-  let controller!: ReadableByteStreamController;
+  let controller: ReadableByteStreamController | undefined;
   let ended = false;
   let over = false;
   let wake: (() => void) | undefined;
@@ -179,7 +183,7 @@ function readBody(response: http.IncomingMessage, onOver: () => void): { body: R
     if (!finish()) return;
     source.destroy();
     response.destroy();
-    controller.error(error);
+    controller?.error(error);
     wake?.();
   };
   source.on('readable', () => wake?.());
@@ -201,7 +205,7 @@ function readBody(response: http.IncomingMessage, onOver: () => void): { body: R
       async pull(c) {
         for (;;) {
           if (over) return;
-          const chunk = source.read() as Buffer | null;
+          const chunk: Buffer | null = source.read();
           // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
           if (chunk !== null) return c.enqueue(new Uint8Array(chunk));
           if (ended) {
@@ -226,7 +230,7 @@ function readBody(response: http.IncomingMessage, onOver: () => void): { body: R
     },
     { highWaterMark: 0 },
   );
-  return { body: body as ReadableStream<Uint8Array>, fail };
+  return { body, fail };
 }
 
 /** The reply's bytes, decoded when the upstream compressed them (a caller that asked for it). */
