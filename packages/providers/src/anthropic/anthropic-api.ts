@@ -2,6 +2,7 @@
  * Wire shapes of the Anthropic Messages API (`POST /v1/messages`), only the fields Tollgate
  * sends or reads. Reference: https://docs.anthropic.com/en/api/messages
  */
+import * as v from 'valibot';
 
 /** A base64 or plain-text source of an image or document block. */
 export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
@@ -102,3 +103,46 @@ export type AnthropicStreamEvent =
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error: { type: string; message: string } };
+
+/** Token counts of a reply: numbers when present (cache counts may be null). */
+export const anthropicUsageSchema = v.looseObject({
+  input_tokens: v.optional(v.number()),
+  output_tokens: v.optional(v.number()),
+  cache_read_input_tokens: v.nullish(v.number()),
+  cache_creation_input_tokens: v.nullish(v.number()),
+});
+
+const KNOWN_BLOCKS = ['text', 'tool_use', 'thinking', 'redacted_thinking'];
+
+/** A reply's content blocks: the known ones checked, others (server tools' blocks) dropped. */
+const anthropicReplyBlocksSchema = v.pipe(
+  v.array(
+    v.union([
+      v.looseObject({ type: v.literal('text'), text: v.string() }),
+      v.looseObject({ type: v.literal('tool_use'), id: v.string(), name: v.string(), input: v.unknown() }),
+      v.looseObject({ type: v.literal('thinking'), thinking: v.string(), signature: v.optional(v.string()) }),
+      v.looseObject({ type: v.literal('redacted_thinking'), data: v.string() }),
+      v.pipe(
+        v.looseObject({ type: v.pipe(v.string(), v.notValues(KNOWN_BLOCKS)) }),
+        v.transform(() => null),
+      ),
+    ]),
+  ),
+  v.transform((blocks) => blocks.filter((block) => block !== null)),
+);
+
+/**
+ * A whole `POST /messages` reply as far as Tollgate reads it: a `message` with an id, a model, its
+ * content blocks, the stop reason and usage.
+ */
+export const anthropicReplySchema = v.looseObject({
+  id: v.string(),
+  type: v.literal('message'),
+  model: v.string(),
+  content: anthropicReplyBlocksSchema,
+  stop_reason: v.nullish(v.string()),
+  usage: v.optional(anthropicUsageSchema),
+});
+
+/** A whole reply, checked by {@link anthropicReplySchema}. */
+export type AnthropicReply = v.InferOutput<typeof anthropicReplySchema>;

@@ -3,7 +3,8 @@ import { createSseDecoder } from '@tollgate/sse';
 import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import { openUpstreamStream } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
-import type { AnthropicResponse } from './anthropic-api';
+import { checkReply } from '../http/check-reply';
+import { anthropicReplySchema } from './anthropic-api';
 import { createAnthropicStream } from './anthropic-stream';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request';
 import { mapAnthropicResponse } from './map-anthropic-response';
@@ -46,15 +47,14 @@ export function anthropic(settings: ProviderSettings = {}): Provider {
 
     async chat(request, options): Promise<ChatCompletion> {
       const response = await postJson(transport, body(request, options, false), options.signal, mapAnthropicError);
-      let reply: AnthropicResponse;
+      let reply: unknown;
       try {
-        reply = (await response.json()) as AnthropicResponse;
+        reply = await response.json();
       } catch (error) {
         if (options.signal?.aborted) throw error;
         throw new ProviderError('upstream_error', { accepted: true, status: response.status });
       }
-      if (reply?.type !== 'message' || !Array.isArray(reply.content)) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
-      return mapAnthropicResponse(reply);
+      return mapAnthropicResponse(checkReply(anthropicReplySchema, reply, response.status));
     },
 
     async chatStream(request, options): Promise<ChatStream> {

@@ -1,5 +1,5 @@
 import type { ChatCompletion, ToolCall } from '@tollgate/core';
-import type { AnthropicResponse } from './anthropic-api';
+import type { AnthropicReply } from './anthropic-api';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason';
 import { mapAnthropicUsage } from './map-anthropic-usage';
 
@@ -7,7 +7,7 @@ import { mapAnthropicUsage } from './map-anthropic-usage';
  * Maps a Messages reply to an OpenAI chat completion: text blocks joined, tool_use blocks as tool
  * calls (input serialised as the arguments string), thinking blocks left out.
  */
-export function mapAnthropicResponse(response: AnthropicResponse, now: () => number = Date.now): ChatCompletion {
+export function mapAnthropicResponse(response: AnthropicReply, now: () => number = Date.now): ChatCompletion {
   let text: string | null = null;
   const toolCalls: ToolCall[] = [];
   for (const block of response.content ?? []) {

@@ -3,6 +3,7 @@
  * `:streamGenerateContent?alt=sse`), only the fields Tollgate sends or reads.
  * Reference: https://ai.google.dev/api/generate-content
  */
+import * as v from 'valibot';
 
 /** One part of a content. */
 export interface GeminiPart {
@@ -84,3 +85,43 @@ export interface GeminiResponse {
 export interface GeminiErrorBody {
   error: { code: number; message: string; status: string; details?: { '@type': string; [field: string]: unknown }[] };
 }
+
+const count = v.optional(v.number());
+
+/** The parts of a reply Tollgate reads: text, the thought flag, inline images and function calls. */
+const geminiReplyPartSchema = v.looseObject({
+  text: v.optional(v.string()),
+  thought: v.optional(v.boolean()),
+  thoughtSignature: v.optional(v.string()),
+  inlineData: v.optional(v.looseObject({ mimeType: v.string(), data: v.string() })),
+  functionCall: v.optional(v.looseObject({ name: v.string(), args: v.optional(v.record(v.string(), v.unknown())), id: v.optional(v.string()) })),
+});
+
+/**
+ * A `generateContent` reply as far as Tollgate reads it; its output is a {@link GeminiResponse}.
+ * Checked once per whole reply (stream events are read field by field as they come).
+ */
+export const geminiResponseSchema = v.looseObject({
+  candidates: v.optional(
+    v.array(
+      v.looseObject({
+        content: v.optional(v.looseObject({ role: v.optional(v.string()), parts: v.optional(v.array(geminiReplyPartSchema)) })),
+        finishReason: v.optional(v.string()),
+        index: v.optional(v.number()),
+      }),
+    ),
+  ),
+  promptFeedback: v.optional(v.looseObject({ blockReason: v.optional(v.string()) })),
+  usageMetadata: v.optional(
+    v.looseObject({
+      promptTokenCount: count,
+      candidatesTokenCount: count,
+      thoughtsTokenCount: count,
+      cachedContentTokenCount: count,
+      toolUsePromptTokenCount: count,
+      totalTokenCount: count,
+    }),
+  ),
+  modelVersion: v.optional(v.string()),
+  responseId: v.optional(v.string()),
+});

@@ -2,7 +2,7 @@ import { ProviderError, type CallOptions, type GeneratedImage, type ProviderImag
 import { parseDataUrl } from '../http/parse-data-url';
 import type { GeminiPart, GeminiRequest, GeminiResponse } from './gemini-api';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason';
-import { geminiUrl, postGemini, readGeminiJson, type GeminiTransport } from './post-gemini';
+import { geminiUrl, postGemini, readGeminiReply, type GeminiTransport } from './post-gemini';
 
 /**
  * The `generateContent` body of one image: reference images then the prompt, IMAGE output only,
@@ -37,7 +37,7 @@ export async function geminiImages(transport: GeminiTransport, request: Provider
   const url = geminiUrl(transport, options.upstream, 'generateContent');
   const one = async (): Promise<GeneratedImage> => {
     const response = await postGemini(transport, url, body, options.signal);
-    return imageOf(await readGeminiJson<GeminiResponse>(response, options.signal));
+    return imageOf(await readGeminiReply(response, options.signal));
   };
   const results = await Promise.allSettled(Array.from({ length: request.n }, one));
   const images = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));

@@ -7,7 +7,7 @@ import { geminiImages } from './gemini-images';
 import { createGeminiStream } from './gemini-stream';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
 import { mapGeminiResponse } from './map-gemini-response';
-import { geminiUrl, postGemini, readGeminiJson, type GeminiTransport } from './post-gemini';
+import { geminiUrl, postGemini, readGeminiReply, type GeminiTransport } from './post-gemini';
 
 /**
  * An adapter for the Gemini API: chat (`generateContent`), chatStream
@@ -39,7 +39,7 @@ export function gemini(settings: ProviderSettings = {}): Provider {
     async chat(request, options): Promise<ChatCompletion> {
       const url = geminiUrl(transport, options.upstream, 'generateContent');
       const response = await postGemini(transport, url, body(request, options), options.signal);
-      return mapGeminiResponse(await readGeminiJson<GeminiResponse>(response, options.signal));
+      return mapGeminiResponse(await readGeminiReply(response, options.signal));
     },
 
     async chatStream(request, options): Promise<ChatStream> {

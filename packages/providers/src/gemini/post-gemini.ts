@@ -1,5 +1,7 @@
+import { checkReply } from '../http/check-reply';
 import { postJson } from '../http/post-json';
 import { ProviderError } from '../provider';
+import { type GeminiResponse, geminiResponseSchema } from './gemini-api';
 import { mapGeminiError } from './map-gemini-error';
 
 /** How to reach the Gemini API. */
@@ -23,12 +25,17 @@ export function postGemini(transport: GeminiTransport, url: string, body: unknow
   return postJson({ url, headers: transport.headers, fetch: transport.fetch }, body, signal, mapGeminiError);
 }
 
-/** Reads a 200 JSON body; a body that is not JSON is an upstream failure after it accepted. */
-export async function readGeminiJson<T>(response: Response, signal: AbortSignal | undefined): Promise<T> {
+/**
+ * Reads a 200 `generateContent` reply, checked by {@link geminiResponseSchema}: a body that is not
+ * JSON, or not a reply where Tollgate reads one, is an upstream failure after it accepted.
+ */
+export async function readGeminiReply(response: Response, signal: AbortSignal | undefined): Promise<GeminiResponse> {
+  let body: unknown;
   try {
-    return (await response.json()) as T;
+    body = await response.json();
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new ProviderError('upstream_error', { accepted: true, status: response.status });
   }
+  return checkReply(geminiResponseSchema, body, response.status);
 }

@@ -3,6 +3,7 @@ import { createSseParser, type SseEvent } from '@tollgate/sse';
 import type { ChatStream } from '../provider';
 import { ProviderError } from '../provider';
 import { mapOpenAIError } from './map-openai-error';
+import { isOpenAIChatChunk } from './openai-api';
 import { abortReason } from '../http/post-json';
 import type { UpstreamCall } from './post-openai';
 
@@ -86,7 +87,12 @@ export function openaiChatStream(call: UpstreamCall, signal: AbortSignal | undef
             await end(true);
             return controller.error(mapOpenAIError(undefined, parsed));
           }
-          return controller.enqueue(parsed as ChatCompletionChunk);
+          // A chunk Tollgate cannot read (choices not a list, usage not counts) is a broken stream.
+          if (!isOpenAIChatChunk(parsed)) {
+            await end(true);
+            return controller.error(broken());
+          }
+          return controller.enqueue(parsed);
         }
       },
       async cancel() {

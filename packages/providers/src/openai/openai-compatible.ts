@@ -1,5 +1,5 @@
-import type { ChatCompletion } from '@tollgate/core';
 import { ProviderError, type Provider, type ProviderSettings } from '../provider';
+import { isOpenAIChatCompletion } from './openai-api';
 import { convertToOpenAIRequest } from './convert-to-openai-request';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
 import { openaiChatStream } from './openai-chat-stream';
@@ -15,7 +15,7 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  *
  * @example
  * const local = openaiCompatible({ baseURL: 'http://127.0.0.1:8000/v1', apiKey: process.env.KEY });
- * const stream = await local.chatStream!(request, { upstream: 'gpt-4o-mini', signal });
+ * const stream = await local.chatStream(request, { upstream: 'gpt-4o-mini', signal });
  */
 export function openaiCompatible(settings: ProviderSettings = {}): Provider {
   const baseURL = (settings.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
@@ -44,10 +44,9 @@ export function openaiCompatible(settings: ProviderSettings = {}): Provider {
 
     async chat(request, options) {
       const call = await postOpenAI(chatTarget, convertToOpenAIRequest(request, options.upstream, false), options.signal);
-      const body = (await readJson(call, options.signal)) as ChatCompletion | null;
-      if (!body || typeof body !== 'object' || !Array.isArray(body.choices)) {
-        throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });
-      }
+      const body = await readJson(call, options.signal);
+      // A reply that is not a chat completion where Tollgate reads one is the spec's upstream error.
+      if (!isOpenAIChatCompletion(body)) throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });
       return body;
     },
 

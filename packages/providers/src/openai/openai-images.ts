@@ -1,6 +1,8 @@
 import { imagePixelSize, sniffBase64ImageType, type ImageResolution } from '@tollgate/validator';
 import type { GeneratedImage, ProviderImageRequest } from '../provider';
 import { ProviderError } from '../provider';
+import { checkReply } from '../http/check-reply';
+import { openaiImagesSchema } from './openai-api';
 
 // OpenAI's own image models take only these sizes (any other is a 400), so for them the ratio
 // decides the orientation alone; OpenAI-compatible servers get the exact pixel size.
@@ -43,11 +45,10 @@ export function convertToOpenAIImageRequest(request: ProviderImageRequest, upstr
  * client is never handed bytes labelled with a type nobody checked.
  */
 export function readOpenAIImages(body: unknown): GeneratedImage[] {
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
-  return data.map((item: { b64_json?: unknown }) => {
-    const mime = typeof item?.b64_json === 'string' ? sniffBase64ImageType(item.b64_json) : undefined;
+  const { data } = checkReply(openaiImagesSchema, body, 200);
+  return data.map((item) => {
+    const mime = sniffBase64ImageType(item.b64_json);
     if (mime === undefined) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
-    return { b64_json: item.b64_json as string, mime_type: mime };
+    return { b64_json: item.b64_json, mime_type: mime };
   });
 }

@@ -1,5 +1,6 @@
 import type { CallOptions, Provider, ProviderSettings, SearchResult } from '../provider';
-import { ProviderError } from '../provider';
+import * as v from 'valibot';
+import { checkReply } from '../http/check-reply';
 import { toPublishedAt } from './published-at';
 import { searchGet } from './search-get';
 import { stripHtml } from './strip-html';
@@ -7,15 +8,32 @@ import { stripHtml } from './strip-html';
 /** Brave's largest `count`. */
 const MAX_COUNT = 20;
 
-interface BraveReply {
-  web?: { results?: Array<{ url?: unknown; title?: unknown; description?: unknown; page_age?: unknown }> };
-}
+/**
+ * A Brave web search reply as far as Tollgate reads it: an object whose `web.results`, when
+ * present, is a list. A result without an http(s) URL is skipped rather than failing the reply.
+ */
+const braveReplySchema = v.looseObject({
+  web: v.nullish(
+    v.looseObject({
+      results: v.nullish(
+        v.array(
+          v.nullable(
+            v.looseObject({
+              url: v.optional(v.unknown()),
+              title: v.optional(v.unknown()),
+              description: v.optional(v.unknown()),
+              page_age: v.optional(v.unknown()),
+            }),
+          ),
+        ),
+      ),
+    }),
+  ),
+});
 
 /** Normalised results of a Brave web search reply (snippets without highlight tags), at most `max`. */
 export function braveResults(reply: unknown, max: number): SearchResult[] {
-  if (reply === null || typeof reply !== 'object') throw new ProviderError('upstream_error', { status: 200, accepted: true });
-  const results = (reply as BraveReply).web?.results ?? [];
-  if (!Array.isArray(results)) throw new ProviderError('upstream_error', { status: 200, accepted: true });
+  const results = checkReply(braveReplySchema, reply, 200).web?.results ?? [];
   const out: SearchResult[] = [];
   for (const result of results) {
     if (out.length >= max) break;

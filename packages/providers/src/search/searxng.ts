@@ -1,16 +1,29 @@
 import type { CallOptions, Provider, ProviderSettings, SearchResult } from '../provider';
-import { ProviderError } from '../provider';
+import * as v from 'valibot';
+import { checkReply } from '../http/check-reply';
 import { toPublishedAt } from './published-at';
 import { searchGet } from './search-get';
 
-interface SearxngReply {
-  results?: Array<{ url?: unknown; title?: unknown; content?: unknown; publishedDate?: unknown }>;
-}
+/**
+ * A SearXNG JSON reply as far as Tollgate reads it: a `results` list. A result's fields are read
+ * one by one below, and a result without an http(s) URL is skipped rather than failing the reply.
+ */
+const searxngReplySchema = v.looseObject({
+  results: v.array(
+    v.nullable(
+      v.looseObject({
+        url: v.optional(v.unknown()),
+        title: v.optional(v.unknown()),
+        content: v.optional(v.unknown()),
+        publishedDate: v.optional(v.unknown()),
+      }),
+    ),
+  ),
+});
 
 /** Normalised results of a SearXNG JSON reply: http(s) results with a URL, at most `max`. */
 export function searxngResults(reply: unknown, max: number): SearchResult[] {
-  const results = (reply as SearxngReply | null)?.results;
-  if (!Array.isArray(results)) throw new ProviderError('upstream_error', { status: 200, accepted: true });
+  const { results } = checkReply(searxngReplySchema, reply, 200);
   const out: SearchResult[] = [];
   for (const result of results) {
     if (out.length >= max) break;
