@@ -22,7 +22,7 @@ export const projects = [
     extends: true as const,
     test: {
       name,
-      include: [`packages/${name}/src/**/*.test.ts`],
+      include: [`packages/${name}/src/**/*.test.ts`, `packages/${name}/test/**/*.test.ts`],
       exclude: ['**/*.case.test.ts', '**/node_modules/**', '**/dist/**'],
     },
   })),

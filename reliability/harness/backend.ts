@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Store } from '@tollgate/billing';
 import { sqliteStore } from '@tollgate/store-sqlite';
 import { postgresStore } from '@tollgate/store-postgres';
-import type { PostgresServer } from '../../packages/store-postgres/src/postgres-server';
+import type { PostgresServer } from '../../packages/store-postgres/test/postgres-server';
 import type { LedgerTarget } from './ledger';
 
 /** A scenario's ledger: how to open its Store, the env for `tollgate serve`, and where to read it. */

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findPostgresBin, startPostgres, type PostgresServer } from '../../packages/store-postgres/src/postgres-server';
-import { hasRedisServer } from '../../packages/store-redis/src/redis-server';
+import { findPostgresBin, startPostgres, type PostgresServer } from '../../packages/store-postgres/test/postgres-server';
+import { hasRedisServer } from '../../packages/store-redis/test/redis-server';
 import { freePort } from '@tollgate/testing/server';
 
 export { findPostgresBin, hasRedisServer, startPostgres, type PostgresServer };

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
-import { findPostgresBin, startPostgres, type PostgresServer } from './postgres-server';
+import { findPostgresBin, startPostgres, type PostgresServer } from '../test/postgres-server';
 import { postgresStore } from './postgres-store';
 
 const TABLES = ['tollgate_accounts', 'tollgate_keys', 'tollgate_entries', 'tollgate_holds'];

@@ -5,7 +5,7 @@ import { runLimiterStoreCases } from '@tollgate/testing/store-contract';
 import { hashTag } from './group-by-hash-tag';
 import { redisLimiter } from './redis-limiter';
 import type { RedisLike } from './redis-like';
-import { hasRedisServer, startRedis, type RedisServer } from './redis-server';
+import { hasRedisServer, startRedis, type RedisServer } from '../test/redis-server';
 
 const T0 = 1_700_000_000_000;
 const available = hasRedisServer();

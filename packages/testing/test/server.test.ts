@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeOpenAI } from './openai/index';
+import { fakeOpenAI } from '../src/openai/index';
 import { listen, type Listening } from './server';
 
 let server: Listening | undefined;
