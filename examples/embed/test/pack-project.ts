@@ -21,6 +21,7 @@ interface PackageJson {
   workspaces?: string[];
   scripts?: Record<string, string>;
   exports?: Record<string, unknown>;
+  peerDependencies?: Record<string, string>;
 }
 
 function readJson(path: string): PackageJson {
@@ -33,6 +34,8 @@ export interface PublicPackage {
   name: string;
   version: string;
   entryPoints: string[];
+  /** Peer dependencies, optional ones included (an entry point may need one: vitest for `@tollgate/testing/store-contract`). */
+  peers: string[];
 }
 
 /** Every workspace package that is not private, in the workspaces' (dependency) order. */
@@ -45,6 +48,7 @@ export function publicPackages(): PublicPackage[] {
       dir,
       name: json.name,
       version: json.version,
+      peers: Object.keys(json.peerDependencies ?? {}),
       entryPoints: Object.keys(json.exports ?? { '.': {} })
         .filter((subpath) => subpath !== './package.json')
         .map((subpath) => (subpath === '.' ? json.name : `${json.name}/${subpath.slice(2)}`)),
@@ -66,8 +70,8 @@ function installedVersion(name: string): string {
 }
 
 /**
- * Packs every public package and installs the tarballs, plus `extra` packages (at the workspace's
- * versions), into `<temp>/project`. Install scripts are skipped: better-sqlite3's native build is
+ * Packs every public package and installs the tarballs, their peer dependencies and `extra`
+ * packages (at the workspace's versions), into `<temp>/project`. Install scripts are skipped: better-sqlite3's native build is
  * the workspace's own when it is the same version for this same Node (the same ABI), so it is not
  * compiled a second time; otherwise it is rebuilt.
  */
@@ -87,7 +91,8 @@ export async function packProject(extra: string[]): Promise<PackedProject> {
     });
     const dependencies: Record<string, string> = {};
     for (const { name, version } of packages) dependencies[name] = `file:${join(tarballs, `${name.replace('@', '').replace('/', '-')}-${version}.tgz`)}`;
-    for (const name of extra) dependencies[name] = installedVersion(name);
+    // Every peer too, so that every entry point can load: a user of an entry point installs its peer.
+    for (const name of [...extra, ...packages.flatMap(({ peers }) => peers)]) dependencies[name] ??= installedVersion(name);
     const dir = join(temp, 'project');
     mkdirSync(join(dir, 'src'), { recursive: true });
     const tollgate = Object.fromEntries(Object.entries(dependencies).filter(([name]) => name.startsWith('@tollgate/')));
