@@ -14,8 +14,8 @@ export function generateKey(): string {
   while (secret.length < SECRET_LENGTH) {
     // A fresh buffer per key: key material never sits in a pool shared with public ids.
     const bytes = crypto.getRandomValues(new Uint8Array(64));
-    for (let i = 0; i < bytes.length && secret.length < SECRET_LENGTH; i++) {
-      const byte = bytes[i]!;
+    for (const byte of bytes) {
+      if (secret.length >= SECRET_LENGTH) break;
       if (byte < 248) secret += ALPHABET[byte % 62];
     }
     bytes.fill(0);

@@ -15,7 +15,8 @@ export function randomBase62(length: number): string {
       pool = crypto.getRandomValues(new Uint8Array(POOL_SIZE));
       offset = 0;
     }
-    const byte = pool[offset++]!;
+    // `offset` is inside the pool here; the fallback (a rejected byte) only satisfies the index type.
+    const byte = pool[offset++] ?? 255;
     if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;

@@ -44,19 +44,19 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): LimiterStore 
 
   return {
     async rate(limits: RateLimit[], now: number): Promise<RateResult> {
-      const next: number[] = [];
+      const next: [key: string, tat: number][] = [];
       let index = -1;
       let retryAfterMs = 0;
-      limits.forEach((limit, i) => {
+      for (const [i, limit] of limits.entries()) {
         const step = gcra(tats.get(limit.key), limit, now);
-        next[i] = step.tat;
+        next.push([limit.key, step.tat]);
         if (step.waitMs > 0) {
           if (index < 0) index = i;
           retryAfterMs = Math.max(retryAfterMs, step.waitMs);
         }
-      });
+      }
       if (index >= 0) return { ok: false, error: { index, retryAfterMs } };
-      limits.forEach((limit, i) => tats.set(limit.key, next[i]!));
+      for (const [key, tat] of next) tats.set(key, tat);
       return { ok: true, value: undefined };
     },
 
@@ -68,7 +68,10 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): LimiterStore 
       }
       for (const semaphore of semaphores) {
         let held = leases.get(semaphore.key);
-        if (held === undefined) leases.set(semaphore.key, (held = new Map()));
+        if (held === undefined) {
+          held = new Map();
+          leases.set(semaphore.key, held);
+        }
         held.set(leaseId, now + ttlMs);
       }
       return { ok: true, value: undefined };

@@ -44,7 +44,10 @@ export function createKeepalive(options: KeepaliveOptions): Keepalive {
     handle = undefined;
     if (stopped) return;
     const quiet = now() - lastEventAt;
-    if (quiet < intervalMs) return arm(intervalMs - quiet);
+    if (quiet < intervalMs) {
+      arm(intervalMs - quiet);
+      return;
+    }
     lastEventAt = now();
     options.onKeepalive();
     if (!stopped) arm(intervalMs);

@@ -62,7 +62,7 @@ describe('createObfuscator', () => {
         bytes[2] = 63; // '_'
       },
     });
-    expect(obfuscation()).toBe('_' + 'A'.repeat(63));
+    expect(obfuscation()).toBe(`_${'A'.repeat(63)}`);
   });
 
   it('gives exactly the values of drawing one byte per character, across pool refills', () => {

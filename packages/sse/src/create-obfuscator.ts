@@ -33,14 +33,15 @@ export function createObfuscator(options: ObfuscatorOptions = {}): () => string 
 
   function refill(): void {
     random(pool);
-    for (let i = 0; i < POOL_SIZE; i++) mapped[i] = CODES[pool[i]! & 63]!;
+    // Indexes stay inside both arrays; the `?? 0` fallbacks only satisfy the index types.
+    for (let i = 0; i < POOL_SIZE; i++) mapped[i] = CODES[(pool[i] ?? 0) & 63] ?? 0;
     characters = ascii.decode(mapped);
     offset = 0;
   }
 
   function next(): number {
     if (offset >= POOL_SIZE) refill();
-    return pool[offset++]!;
+    return pool[offset++] ?? 0;
   }
 
   return () => {

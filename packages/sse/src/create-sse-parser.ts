@@ -42,7 +42,10 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
   }
 
   function line(text: string): void {
-    if (text.length === 0) return dispatch();
+    if (text.length === 0) {
+      dispatch();
+      return;
+    }
     if (text.charCodeAt(0) === 58 /* : */) return;
     const colon = text.indexOf(':');
     const field = colon === -1 ? text : text.slice(0, colon);
@@ -59,8 +62,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
     if (pendingCR && chunk.charCodeAt(0) === 10) start = 1;
     pendingCR = false;
     LINE_END.lastIndex = start;
-    let match: RegExpExecArray | null;
-    while ((match = LINE_END.exec(chunk)) !== null) {
+    for (let match = LINE_END.exec(chunk); match !== null; match = LINE_END.exec(chunk)) {
       const at = match.index;
       const piece = chunk.slice(start, at);
       if (partial.length > 0) {

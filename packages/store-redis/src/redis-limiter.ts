@@ -30,28 +30,22 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
   const slack = options.expirySlackMs ?? 5_000;
   const run = scriptRunner(redis);
   const full = (key: string) => prefix + key;
-  const release = (keys: string[], leaseId: string) =>
-    Promise.all(
-      groupByHashTag(keys).map((group) =>
-        run(
-          'release',
-          group.map((i) => full(keys[i]!)),
-          [leaseId],
-        ),
-      ),
-    );
+  const release = (keys: string[], leaseId: string) => Promise.all(groupByHashTag(keys).map((group) => run('release', pick(keys, group).map(full), [leaseId])));
 
   return {
     async rate(limits: RateLimit[], now: number): Promise<RateResult> {
       const admitted: number[][] = [];
       for (const group of groupByHashTag(limits.map((limit) => limit.key))) {
+        const grouped = pick(limits, group);
         const args: (string | number)[] = [String(now), slack];
-        for (const i of group) args.push(String(limits[i]!.intervalMs), limits[i]!.burst);
-        const [refused, wait] = (await run(
+        for (const limit of grouped) args.push(String(limit.intervalMs), limit.burst);
+        // The script answers [refused (0, or the 1-based position in the group), wait ms].
+        const reply = await run(
           'rate',
-          group.map((i) => full(limits[i]!.key)),
+          grouped.map((limit) => full(limit.key)),
           args,
-        )) as [number, string?];
+        );
+        const [refused, wait] = Array.isArray(reply) ? reply.map(Number) : [Number.NaN];
         if (refused === 0) {
           admitted.push(group);
           continue;
@@ -61,12 +55,12 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
           admitted.map((done) =>
             run(
               'refund',
-              done.map((i) => full(limits[i]!.key)),
-              [String(now), slack, ...done.map((i) => String(limits[i]!.intervalMs))],
+              pick(limits, done).map((limit) => full(limit.key)),
+              [String(now), slack, ...pick(limits, done).map((limit) => String(limit.intervalMs))],
             ),
           ),
         ).catch(() => {});
-        return { ok: false, error: { index: group[refused - 1]!, retryAfterMs: Number(wait) } };
+        return { ok: false, error: { index: refusedIndex(group, refused), retryAfterMs: Number(wait) } };
       }
       return { ok: true, value: undefined };
     },
@@ -74,29 +68,22 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
     async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {
       const held: string[] = [];
       for (const group of groupByHashTag(semaphores.map((semaphore) => semaphore.key))) {
-        const keys = group.map((i) => semaphores[i]!.key);
-        const args = [leaseId, String(now), ttlMs, slack, ...group.map((i) => semaphores[i]!.max)];
+        const grouped = pick(semaphores, group);
+        const keys = grouped.map((semaphore) => semaphore.key);
+        const args = [leaseId, String(now), ttlMs, slack, ...grouped.map((semaphore) => semaphore.max)];
         const refused = Number(await run('acquire', keys.map(full), args));
         if (refused === 0) {
           held.push(...keys);
           continue;
         }
         if (held.length > 0) await release(held, leaseId).catch(() => {});
-        return { ok: false, error: { index: group[refused - 1]! } };
+        return { ok: false, error: { index: refusedIndex(group, refused) } };
       }
       return { ok: true, value: undefined };
     },
 
     async extend(keys: string[], leaseId: string, ttlMs: number, now: number): Promise<void> {
-      await Promise.all(
-        groupByHashTag(keys).map((group) =>
-          run(
-            'extend',
-            group.map((i) => full(keys[i]!)),
-            [leaseId, String(now), ttlMs, slack],
-          ),
-        ),
-      );
+      await Promise.all(groupByHashTag(keys).map((group) => run('extend', pick(keys, group).map(full), [leaseId, String(now), ttlMs, slack])));
     },
 
     async release(keys: string[], leaseId: string): Promise<void> {
@@ -107,4 +94,22 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
       return Number(await run('inFlight', [full(key)], [String(now)]));
     },
   };
+}
+
+/** The items at a group's indexes (every index is one of `items`, so none is left out). */
+function pick<T>(items: readonly T[], group: readonly number[]): T[] {
+  return group.flatMap((index) => {
+    const item = items[index];
+    return item === undefined ? [] : [item];
+  });
+}
+
+/**
+ * The caller's index of the item a script refused, from its 1-based position in the group. A
+ * position the group does not have is a broken script: a store failure, which refuses the request.
+ */
+function refusedIndex(group: readonly number[], position: number | undefined): number {
+  const index = position === undefined ? undefined : group[position - 1];
+  if (index === undefined) throw new Error(`redis limiter: the script refused position ${String(position)}, which its group does not have`);
+  return index;
 }

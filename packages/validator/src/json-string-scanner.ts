@@ -40,7 +40,7 @@ export class JsonStringScanner {
       if (quote < at) quote = text.indexOf('"', at);
       if (quote === -1) return this.refuse('a string is not closed', start - 1);
       const backslash = this.backslashFrom(at);
-      const stop = backslash < quote ? backslash : quote;
+      const stop = Math.min(backslash, quote);
       if (this.controlFrom(at) < stop) return this.refuse('a string holds a raw control character', this.nextControl);
       if (stop > at) parts.push(text.slice(at, stop));
       if (stop === quote) {

@@ -13,7 +13,10 @@ function manualTimers() {
     },
     clearTimeout: (handle) => void pending.delete(handle as number),
   };
-  return { timers, pending, fire: () => [...pending.values()].forEach((timer) => timer.fn()) };
+  const fire = () => {
+    for (const timer of [...pending.values()]) timer.fn();
+  };
+  return { timers, pending, fire };
 }
 
 function streamed(chunks: Uint8Array[], { close = true } = {}) {

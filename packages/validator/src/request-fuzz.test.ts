@@ -47,9 +47,16 @@ const imageModel: ModelConfig = { id: 'pix', type: 'image', max_reference_images
 type Json = unknown;
 /** Every (container, key) slot of a JSON tree. */
 function slots(value: Json, out: [Record<string, Json> | Json[], string | number][] = []) {
-  if (Array.isArray(value)) value.forEach((item, index) => (out.push([value, index]), slots(item, out)));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) out.push([value as Record<string, Json>, key]), slots(item, out);
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      out.push([value, index]);
+      slots(item, out);
+    }
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      out.push([value as Record<string, Json>, key]);
+      slots(item, out);
+    }
   }
   return out;
 }

@@ -29,11 +29,11 @@ describe('sniffBase64ImageType', () => {
     expect(sniffBase64ImageType(base64Of(baselineJpeg(5, 5)))).toBe('image/jpeg');
     expect(sniffBase64ImageType(base64Of(webpLossless(5, 5)))).toBe('image/webp');
     expect(sniffBase64ImageType(base64Of(gifHeader(5, 5)))).toBe('image/gif');
-    expect(sniffBase64ImageType('\n ' + base64Of(pngHeader(5, 5)))).toBe('image/png');
+    expect(sniffBase64ImageType(`\n ${base64Of(pngHeader(5, 5))}`)).toBe('image/png');
   });
 
   it('reads only the head: a broken tail does not matter', () => {
-    expect(sniffBase64ImageType(base64Of(pngHeader(5, 5)) + '!!!not base64')).toBe('image/png');
+    expect(sniffBase64ImageType(`${base64Of(pngHeader(5, 5))}!!!not base64`)).toBe('image/png');
   });
 
   it('gives undefined for short, foreign or invalid text', () => {
