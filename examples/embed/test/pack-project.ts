@@ -34,8 +34,20 @@ export interface PublicPackage {
   name: string;
   version: string;
   entryPoints: string[];
+  /** The entry points with a `require` condition: the ones a CommonJS consumer may load. */
+  requireEntryPoints: string[];
   /** Peer dependencies, optional ones included (an entry point may need one: vitest for `@tollgate/testing/store-contract`). */
   peers: string[];
+}
+
+/** `name` and `name/subpath` for each subpath of the exports map (with `condition`, only those that have it). */
+function entryPoints(json: PackageJson, condition?: string): string[] {
+  return Object.entries(json.exports ?? { '.': {} })
+    .filter(
+      ([subpath, target]) =>
+        subpath !== './package.json' && (condition === undefined || (typeof target === 'object' && target !== null && condition in target)),
+    )
+    .map(([subpath]) => (subpath === '.' ? json.name : `${json.name}/${subpath.slice(2)}`));
 }
 
 /** Every workspace package that is not private, in the workspaces' (dependency) order. */
@@ -49,9 +61,8 @@ export function publicPackages(): PublicPackage[] {
       name: json.name,
       version: json.version,
       peers: Object.keys(json.peerDependencies ?? {}),
-      entryPoints: Object.keys(json.exports ?? { '.': {} })
-        .filter((subpath) => subpath !== './package.json')
-        .map((subpath) => (subpath === '.' ? json.name : `${json.name}/${subpath.slice(2)}`)),
+      entryPoints: entryPoints(json),
+      requireEntryPoints: entryPoints(json, 'require'),
     }));
 }
 
