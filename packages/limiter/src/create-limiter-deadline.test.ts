@@ -1,6 +1,5 @@
-import type { Timers } from '@tollgate/core';
+import type { Plan, Timers } from '@tollgate/core';
 import { describe, expect, it, vi } from 'vitest';
-import { account } from '../test/test-setup';
 import { createLimiter } from './create-limiter';
 import { memoryLimiter } from './memory-limiter';
 import type { LimiterStore } from './store';
@@ -15,6 +14,7 @@ function manualTimers() {
   return { timers, armed };
 }
 
+const account = (plan: Plan, id = `acc_${plan}`) => ({ id, plan });
 const hang = () => new Promise<never>(() => {});
 const hungStore = (): LimiterStore => ({ rate: hang, acquire: hang, extend: hang, release: async () => {}, inFlight: hang });
 const UNAVAILABLE = { ok: false, error: { code: 'service_unavailable', retryAfter: 1 } };
