@@ -1,5 +1,5 @@
 import { checkPageUrl } from './check-page-url';
-import { contentKind, decodeBody, pageContent, parseContentType, sniffContentType } from './page-content';
+import { contentKind, decodeBody, loadHtmlConverter, pageContent, parseContentType, sniffContentType } from './page-content';
 import type { PageFetchResult, PageFetcher, PageFetcherOptions, PageRequest, PageUrlCheck } from './page-fetcher';
 import { raceSignal } from './race-signal';
 import { readCappedBody } from './read-capped-body';
@@ -43,6 +43,9 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const headers = { 'user-agent': options.userAgent ?? DEFAULT_USER_AGENT, accept: ACCEPT };
+  // A configured fetcher starts loading the HTML converter now, off the first page's clock. A failed
+  // load is not lost: the first HTML page loads it again and that error reaches its caller.
+  void loadHtmlConverter().catch(() => undefined);
 
   async function run(request: PageRequest, signal: AbortSignal): Promise<PageFetchResult> {
     const first = checkPageUrl(request.url);
@@ -94,7 +97,7 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
     const kind = type === '' ? 'refused' : contentKind(type);
     if (kind === 'refused') return refused('url points to binary content; fetch reads HTML, text, markdown, JSON and XML.');
     const text = decodeBody(body.bytes, charset, body.truncated, kind === 'html');
-    const { title, content } = pageContent(kind, text, request.format, url.href);
+    const { title, content } = await pageContent(kind, text, request.format, url.href);
     return {
       ok: true,
       page: {

@@ -1,4 +1,4 @@
-import { convertHtml } from './convert-html';
+import type { ConvertedHtml } from './convert-html';
 
 /** How a media type is read: converted from HTML, passed through as text, or refused. */
 export type ContentKind = 'html' | 'text' | 'refused';
@@ -54,8 +54,24 @@ export function decodeBody(bytes: Uint8Array, charset: string | undefined, trunc
   return decoder.decode(bytes, { stream: truncated });
 }
 
+let converter: Promise<typeof import('./convert-html')> | undefined;
+
+/**
+ * The HTML converter, loaded on first use: turndown and its DOM (domino) weigh ~9 MB on disk and
+ * ~12 MB of memory, which an embedder without a page fetcher should not pay for when importing the
+ * gateway (docs/benchmarks.md, "Start-up"). A failed load is forgotten, so the next page retries it.
+ */
+export function loadHtmlConverter(): Promise<typeof import('./convert-html')> {
+  converter ??= import('./convert-html').catch((error: unknown) => {
+    converter = undefined;
+    throw error;
+  });
+  return converter;
+}
+
 /** The page's title and content for its kind and the requested format. */
-export function pageContent(kind: 'html' | 'text', text: string, format: 'markdown' | 'text', baseUrl: string): { title: string | null; content: string } {
+export async function pageContent(kind: 'html' | 'text', text: string, format: 'markdown' | 'text', baseUrl: string): Promise<ConvertedHtml> {
   if (kind === 'text') return { title: null, content: text };
+  const { convertHtml } = await loadHtmlConverter();
   return convertHtml(text, format, baseUrl);
 }
