@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore } from '@tollgate/billing';
+import type { ModelConfig } from '@tollgate/core';
 import { createGateway } from '@tollgate/gateway';
 import { memoryLimiter } from '@tollgate/limiter';
+import type { Provider } from '@tollgate/providers';
 import { loadCatalogue, type Catalogue } from './catalogue';
 import { ConfigError } from './config';
 
@@ -52,6 +54,18 @@ const gatewayFor = (catalogue: Catalogue) =>
   createGateway({ version: 'tollgate/test', store: memoryStore(), limiter: memoryLimiter(), providers: catalogue.providers, models: catalogue.models });
 
 /** Model ids with their provider and plan, in catalogue order. */
+/** The price of a chat or image model (search models have none). */
+const priceOf = (model: ModelConfig | undefined) => (model && model.type !== 'search' ? model.price : undefined);
+/** A chat model's settings (the window and output limit), or a failure naming the model. */
+const chatSettings = (model: ModelConfig) => {
+  if (model.type !== 'chat') throw new Error(`${model.id} is not a chat model`);
+  return [model.context_tokens, model.max_output_tokens];
+};
+/** The provider as a chat provider, or a failure. */
+const chatProvider = (provider: Provider | undefined) => {
+  if (!provider || !('chat' in provider)) throw new Error('not a chat provider');
+  return provider;
+};
 const summary = (catalogue: Catalogue) => catalogue.models.map((model) => `${model.type}:${model.id}@${model.provider}/${model.plan}`);
 
 describe('loadCatalogue without a file', () => {
@@ -80,7 +94,7 @@ describe('loadCatalogue without a file', () => {
 
   it('answers from the simulator in process, with its explanatory text cut at the output limit', async () => {
     const catalogue = loadCatalogue(undefined, {});
-    const reply = await catalogue.providers.simulator!.chat!(
+    const reply = await chatProvider(catalogue.providers.simulator).chat(
       { model: 'sim-fast', messages: [{ role: 'user', content: 'hi' }], stream: false, max_completion_tokens: 3 },
       { upstream: 'sim-fast' },
     );
@@ -106,7 +120,7 @@ describe('loadCatalogue without a file', () => {
       context_tokens: 128_000,
       price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 100 },
     });
-    expect(catalogue.models[2]!.price).toEqual({ micros_per_image: 42_000, micros_per_reference: 10_000 });
+    expect(priceOf(catalogue.models[2])).toEqual({ micros_per_image: 42_000, micros_per_reference: 10_000 });
     expect(typeof gatewayFor(catalogue).fetch).toBe('function');
   });
 
@@ -115,8 +129,8 @@ describe('loadCatalogue without a file', () => {
     expect(Object.keys(catalogue.providers)).toEqual(['anthropic']);
     expect(catalogue.providers.anthropic!.kind).toBe('anthropic');
     expect(summary(catalogue)).toEqual(['chat:claude-sonnet-4-5@anthropic/plus', 'chat:claude-haiku-4-5@anthropic/free']);
-    for (const model of catalogue.models) expect([model.context_tokens, model.max_output_tokens]).toEqual([200_000, 64_000]);
-    expect(catalogue.models[0]!.price).toEqual({ prompt_micros_per_mtok: 3_000_000, completion_micros_per_mtok: 15_000_000, min_hold_micros: 100 });
+    for (const model of catalogue.models) expect(chatSettings(model)).toEqual([200_000, 64_000]);
+    expect(priceOf(catalogue.models[0])).toEqual({ prompt_micros_per_mtok: 3_000_000, completion_micros_per_mtok: 15_000_000, min_hold_micros: 100 });
     expect(typeof gatewayFor(catalogue).fetch).toBe('function');
   });
 
@@ -125,14 +139,14 @@ describe('loadCatalogue without a file', () => {
     expect(Object.keys(catalogue.providers)).toEqual(['gemini']);
     expect(catalogue.providers.gemini!.kind).toBe('gemini');
     expect(summary(catalogue)).toEqual(['chat:gemini-2.5-flash@gemini/free', 'chat:gemini-2.5-pro@gemini/plus']);
-    for (const model of catalogue.models) expect([model.context_tokens, model.max_output_tokens]).toEqual([1_048_576, 65_536]);
+    for (const model of catalogue.models) expect(chatSettings(model)).toEqual([1_048_576, 65_536]);
     expect(typeof gatewayFor(catalogue).fetch).toBe('function');
   });
 
   it('OPENAI_COMPATIBLE_BASE_URL: one free model named by OPENAI_COMPATIBLE_MODEL (default "default")', () => {
     const unnamed = loadCatalogue(undefined, { OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1' });
     expect(summary(unnamed)).toEqual(['chat:default@compatible/free']);
-    expect(unnamed.models[0]!.price).toEqual({ prompt_micros_per_mtok: 0, completion_micros_per_mtok: 0, min_hold_micros: 100 });
+    expect(priceOf(unnamed.models[0])).toEqual({ prompt_micros_per_mtok: 0, completion_micros_per_mtok: 0, min_hold_micros: 100 });
     const named = loadCatalogue(undefined, {
       OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
       OPENAI_COMPATIBLE_API_KEY: 'k',

@@ -271,8 +271,8 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     if (typeof model !== 'object' || model === null || Array.isArray(model)) fail(`models[${index}] must be an object`);
     const config = model as ModelConfig;
     if (typeof config.id !== 'string' || config.id.length === 0) fail(`models[${index}]: "id" must be a non-empty string`);
-    const { type } = config;
-    if (type !== 'chat' && type !== 'image' && type !== 'search') fail(`model ${config.id}: "type" must be chat, image or search`);
+    const { id, type } = config;
+    if (type !== 'chat' && type !== 'image' && type !== 'search') fail(`model ${id}: "type" must be chat, image or search`);
     if (config.plan !== undefined && !isPlan(config.plan)) fail(`model ${config.id}: "plan" must be free, plus, pro or max`);
     if (config.type === 'chat' && (!Number.isSafeInteger(config.max_output_tokens) || config.max_output_tokens! < 1)) {
       fail(`model ${config.id}: chat models need "max_output_tokens" (a positive integer)`);

@@ -1,4 +1,4 @@
-import type { ChatRequest, ModelConfig } from '@tollgate/core';
+import type { ChatRequest, ChatModelConfig } from '@tollgate/core';
 import { estimateCompletionTokens } from './estimate-completion-tokens';
 import { measurePrompt } from './measure-prompt';
 
@@ -17,6 +17,6 @@ const ESTIMATE = { text: estimateCompletionTokens, perMessage: ESTIMATED_MESSAGE
  * @example
  * const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, model);
  */
-export function estimatePromptTokens(request: ChatRequest, model: ModelConfig): number {
+export function estimatePromptTokens(request: ChatRequest, model: ChatModelConfig): number {
   return measurePrompt(request, model, ESTIMATE);
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ModelConfig } from '@tollgate/core';
+import type { ChatMessage, ChatRequest, ChatModelConfig } from '@tollgate/core';
 
 /** Prompt-token bound of one inline image when the model sets no `image_token_bound`. */
 export const DEFAULT_IMAGE_TOKEN_BOUND = 2048;
@@ -16,7 +16,7 @@ export interface PromptMeasure {
  * `perMessage` per message and `image_token_bound` (default 2,048) per image part. Capped at
  * `context_tokens` when the model sets it.
  */
-export function measurePrompt(request: ChatRequest, model: ModelConfig, measure: PromptMeasure): number {
+export function measurePrompt(request: ChatRequest, model: ChatModelConfig, measure: PromptMeasure): number {
   const imageBound = model.image_token_bound ?? DEFAULT_IMAGE_TOKEN_BOUND;
   let tokens = 0;
   for (const message of request.messages) tokens += measure.perMessage + messageTokens(message, imageBound, measure.text);

@@ -1,5 +1,5 @@
 import { utf8ByteLength } from '@tollgate/core';
-import type { ChatRequest, ModelConfig } from '@tollgate/core';
+import type { ChatRequest, ChatModelConfig } from '@tollgate/core';
 import { measurePrompt } from './measure-prompt';
 
 /** Tokens the bound counts for each message's role and framing. */
@@ -18,6 +18,6 @@ const BOUND = { text: utf8ByteLength, perMessage: MESSAGE_OVERHEAD_TOKENS };
  * @example
  * const hold = chatHoldMicros(model.price, promptTokenBound(request, model), outputLimit);
  */
-export function promptTokenBound(request: ChatRequest, model: ModelConfig): number {
+export function promptTokenBound(request: ChatRequest, model: ChatModelConfig): number {
   return measurePrompt(request, model, BOUND);
 }

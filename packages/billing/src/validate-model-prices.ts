@@ -14,17 +14,20 @@ const IMAGE_FIELDS = ['micros_per_image', 'micros_per_reference'] as const;
  */
 export function validateModelPrices(models: ModelConfig[]): void {
   for (const model of models) {
-    const fields = model.type === 'chat' ? CHAT_FIELDS : model.type === 'image' ? IMAGE_FIELDS : undefined;
-    if (fields !== undefined) {
-      const price = model.price as Record<string, unknown> | undefined;
-      if (price === undefined || price === null || typeof price !== 'object') {
-        throw new Error(`model "${model.id}": price is missing (a ${model.type} model needs ${fields.join(', ')})`);
-      }
-      for (const field of fields) check(model.id, `price.${field}`, price[field]);
-    }
-    if (model.micros_per_call !== undefined) check(model.id, 'micros_per_call', model.micros_per_call);
-    if (model.image_token_bound !== undefined) check(model.id, 'image_token_bound', model.image_token_bound);
+    if (model.type === 'chat') {
+      checkPrice(model.id, model.type, model.price, CHAT_FIELDS);
+      if (model.image_token_bound !== undefined) check(model.id, 'image_token_bound', model.image_token_bound);
+    } else if (model.type === 'image') checkPrice(model.id, model.type, model.price, IMAGE_FIELDS);
+    else if (model.micros_per_call !== undefined) check(model.id, 'micros_per_call', model.micros_per_call);
   }
+}
+
+/** A configuration read from JSON may carry anything where the type says a price: each field is checked. */
+function checkPrice(id: string, type: string, price: unknown, fields: readonly string[]): void {
+  if (price === undefined || price === null || typeof price !== 'object') {
+    throw new Error(`model "${id}": price is missing (a ${type} model needs ${fields.join(', ')})`);
+  }
+  for (const field of fields) check(id, `price.${field}`, Reflect.get(price, field));
 }
 
 function check(id: string, field: string, value: unknown): void {

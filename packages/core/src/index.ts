@@ -18,7 +18,7 @@ export type { Timers } from './timers';
 export { withinDeadline } from './within-deadline';
 export type { DeadlineMissed, WithinDeadlineOptions } from './within-deadline';
 export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
-export type { ChatPrice, ImagePrice, ModelConfig, ModelRecord, ModelRoute, ModelType } from './models';
+export type { ChatModelConfig, ChatPrice, ImageModelConfig, ImagePrice, ModelConfig, ModelConfigBase, ModelRecord, ModelRoute, ModelType, SearchModelConfig } from './models';
 export type {
   ChatCompletion,
   ChatCompletionChunk,

@@ -48,11 +48,10 @@ export interface ModelRoute {
   upstream?: string;
 }
 
-/**
- * A configured model: the public record's fields plus routing and settings that never appear in
- * `/v1/models`.
- */
-export interface ModelConfig extends Omit<ModelRecord, 'object' | 'created' | 'owned_by' | 'tier' | 'label' | 'plan'> {
+/** What every configured model has: its id, record defaults, and routing (never in `/v1/models`). */
+export interface ModelConfigBase {
+  /** Model id used in the `model` field of requests. */
+  id: string;
   /** When the record was created, unix seconds; defaults to the gateway's start. */
   created?: number;
   /** The model's maker; defaults to the provider key. */
@@ -69,21 +68,58 @@ export interface ModelConfig extends Omit<ModelRecord, 'object' | 'created' | 'o
   upstream?: string;
   /** Failover routes, tried in order (after `provider`/`upstream` when those are set). */
   routes?: ModelRoute[];
+}
+
+/** A configured chat model. `price` is required: a chat model without one is refused at start. */
+export interface ChatModelConfig extends ModelConfigBase {
+  type: 'chat';
+  /** Chat prices; checked when the gateway is created. */
+  price?: ChatPrice;
+  /** Retention: `zdr` sends the prompt only to routes whose provider confirms zero data retention. */
+  retention?: string;
+  /** What the model reads: `text`, `image`, `file`, `video`, `audio`. */
+  input_modalities?: string[];
+  /** The model's context window, in tokens (caps the prompt bound of the hold). */
+  context_tokens?: number;
+  /** The most output tokens a request may ask for. */
+  max_output_tokens?: number;
+  /** Informational, shown in the model list. */
+  compact_at_tokens?: number;
   /** Output tokens when the request sets no limit; defaults to `max_output_tokens`. */
   default_output_tokens?: number;
   /** Prompt-token bound per inline image in the hold estimate; default 2,048. */
   image_token_bound?: number;
   /** Part types beyond text the model reads (`image_url`, `file`, `video_url`, `audio_url`, `file_url`). Defaults from `input_modalities`. */
   part_types?: string[];
-  /** Image models: most reference images taken (default 0). */
+}
+
+/** A configured image model. `price` is required: an image model without one is refused at start. */
+export interface ImageModelConfig extends ModelConfigBase {
+  type: 'image';
+  /** Image prices; checked when the gateway is created. */
+  price?: ImagePrice;
+  /** Most reference images taken (default 0). */
   max_reference_images?: number;
-  /** Image models: resolutions taken (default `["1k"]`). */
+  /** Resolutions taken (default `["1k"]`). */
   resolutions?: string[];
-  /** Image models: quality values taken; absent means the model has no quality setting. */
+  /** Quality values taken; absent means the model has no quality setting. */
   qualities?: string[];
-  /** Search models and fetch: micro-dollars per call (default 0). */
+}
+
+/** A configured search model. */
+export interface SearchModelConfig extends ModelConfigBase {
+  type: 'search';
+  /** Plan-included use, shown in the model list (keys always pay credits). */
+  included?: { from: Plan; quota: string };
+  /** Micro-dollars per call (default 0). */
   micros_per_call?: number;
 }
+
+/**
+ * A configured model: the public record's fields plus routing and settings that never appear in
+ * `/v1/models`, one shape per `type`.
+ */
+export type ModelConfig = ChatModelConfig | ImageModelConfig | SearchModelConfig;
 
 /** The public fields of a model record, in the spec's order. */
 export const MODEL_RECORD_FIELDS = [
@@ -116,13 +152,15 @@ export function toModelRecord(model: ModelConfig, created: number): ModelRecord 
     label: model.label ?? model.id,
     plan: model.plan ?? 'free',
   };
-  if (model.retention !== undefined) record.retention = model.retention;
-  if (model.input_modalities !== undefined) record.input_modalities = model.input_modalities;
-  if (model.context_tokens !== undefined) record.context_tokens = model.context_tokens;
-  if (model.max_output_tokens !== undefined) record.max_output_tokens = model.max_output_tokens;
-  if (model.compact_at_tokens !== undefined) record.compact_at_tokens = model.compact_at_tokens;
-  if (model.price !== undefined) record.price = model.price;
-  if (model.included !== undefined) record.included = model.included;
+  if (model.type === 'chat') {
+    if (model.retention !== undefined) record.retention = model.retention;
+    if (model.input_modalities !== undefined) record.input_modalities = model.input_modalities;
+    if (model.context_tokens !== undefined) record.context_tokens = model.context_tokens;
+    if (model.max_output_tokens !== undefined) record.max_output_tokens = model.max_output_tokens;
+    if (model.compact_at_tokens !== undefined) record.compact_at_tokens = model.compact_at_tokens;
+  }
+  if (model.type !== 'search' && model.price !== undefined) record.price = model.price;
+  if (model.type === 'search' && model.included !== undefined) record.included = model.included;
   return record;
 }
 

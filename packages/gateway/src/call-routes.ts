@@ -1,10 +1,10 @@
 import { GatewayError, type ErrorCode, type Timers, withinDeadline } from '@tollgate/core';
-import { ProviderError, type Provider } from '@tollgate/providers';
-import type { CatalogueModel } from './model-catalogue';
+import { ProviderError, type ProviderBase } from '@tollgate/providers';
+import type { AttestedProvider, Route } from './model-catalogue';
 
 /** Caches each tee provider's attestation for a while, sharing one check among concurrent requests. */
 export interface Attestations {
-  check(provider: Provider): Promise<boolean>;
+  check(provider: AttestedProvider): Promise<boolean>;
 }
 
 /** Options of {@link createAttestations}. */
@@ -20,7 +20,7 @@ export interface AttestationOptions {
 /** Attestation checks cached for `ttlMs`; a failed or timed-out check is not cached. */
 export function createAttestations(options: AttestationOptions): Attestations {
   const { ttlMs, timeoutMs, now, timers } = options;
-  const cache = new Map<Provider, { until: number; pending?: Promise<boolean> }>();
+  const cache = new Map<AttestedProvider, { until: number; pending?: Promise<boolean> }>();
   return {
     async check(provider) {
       const entry = cache.get(provider);
@@ -30,12 +30,19 @@ export function createAttestations(options: AttestationOptions): Attestations {
       // below is set, and its failure is removed rather than cached for good. A hook that answers
       // after the timeout is ignored: the race is already lost.
       const pending = withinDeadline(
-        Promise.resolve().then(() => provider.attest!()),
+        Promise.resolve().then(() => provider.attest()),
         timeoutMs,
         { timers },
       ).then(
-        (answer) => (answer.ok ? (cache.set(provider, { until: now() + ttlMs }), true) : (cache.delete(provider), false)),
-        () => (cache.delete(provider), false),
+        (answer) => {
+          if (answer.ok) cache.set(provider, { until: now() + ttlMs });
+          else cache.delete(provider);
+          return answer.ok;
+        },
+        () => {
+          cache.delete(provider);
+          return false;
+        },
       );
       cache.set(provider, { until: 0, pending });
       return pending;
@@ -43,10 +50,16 @@ export function createAttestations(options: AttestationOptions): Attestations {
   };
 }
 
-/** The outcome of calling a model's routes. */
-export type RouteResult<T> =
-  | { ok: true; value: T; route: CatalogueModel['routes'][number] }
-  | { ok: false; error: GatewayError; route?: CatalogueModel['routes'][number] };
+/** Which of a model's routes may be sent its request. */
+export interface RoutePolicy<P extends ProviderBase> {
+  /** A `zdr` model: only routes whose provider confirms zero data retention. */
+  zdr: boolean;
+  /** A `tee` model: only routes whose provider passes attestation now. */
+  attested?: (provider: P) => Promise<boolean>;
+}
+
+/** The outcome of calling a model's routes: the value and the route that gave it, or the error to answer. */
+export type RouteResult<T> = { ok: true; value: T; route: { name: string } } | { ok: false; error: GatewayError };
 
 /**
  * Calls a model's routes in order. A route whose provider does not confirm zero data retention is
@@ -54,34 +67,30 @@ export type RouteResult<T> =
  * only when the upstream provably did not accept the request (connection refused, overloaded or
  * unavailable before any work): a request that reached a model is never silently retried.
  */
-export async function callRoutes<T>(
-  model: CatalogueModel,
-  attestations: Attestations,
-  call: (provider: Provider, upstream: string) => Promise<T>,
+export async function callRoutes<P extends ProviderBase, T>(
+  routes: readonly Route<P>[],
+  policy: RoutePolicy<P>,
+  call: (provider: P, upstream: string) => Promise<T>,
 ): Promise<RouteResult<T>> {
-  const zdr = model.config.retention === 'zdr';
-  const tee = model.config.tier === 'tee';
   let refusal: ErrorCode | undefined;
-  let last: { error: GatewayError; route: CatalogueModel['routes'][number] } | undefined;
-  for (const route of model.routes) {
-    if (zdr && !route.provider.zeroDataRetention) {
+  let last: GatewayError | undefined;
+  for (const route of routes) {
+    if (policy.zdr && !route.provider.zeroDataRetention) {
       refusal ??= 'upstream_retention';
       continue;
     }
-    if (tee && !(await attestations.check(route.provider))) {
+    if (policy.attested && !(await policy.attested(route.provider))) {
       refusal = 'upstream_unattested';
       continue;
     }
     try {
       return { ok: true, value: await call(route.provider, route.upstream), route };
     } catch (error) {
-      const mapped = toGatewayError(error);
-      last = { error: mapped, route };
-      if (!(error instanceof ProviderError) || error.accepted) return { ok: false, ...last };
+      last = toGatewayError(error);
+      if (!(error instanceof ProviderError) || error.accepted) return { ok: false, error: last };
     }
   }
-  if (last) return { ok: false, ...last };
-  return { ok: false, error: new GatewayError(refusal ?? 'upstream_unavailable') };
+  return { ok: false, error: last ?? new GatewayError(refusal ?? 'upstream_unavailable') };
 }
 
 /** Maps any upstream failure to the catalogue; unknown failures are `upstream_error`. */

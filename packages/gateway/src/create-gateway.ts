@@ -1,18 +1,18 @@
-import { GatewayError, type Timers } from '@tollgate/core';
+import { GatewayError, randomBase62, systemTimers, type Timers } from '@tollgate/core';
 import { createLimiter, type Endpoint, type Lease } from '@tollgate/limiter';
 import { createObfuscator } from '@tollgate/sse';
 import { validateModelPrices } from '@tollgate/billing';
 import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/validator';
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
-import type { GatewayOptions, RequestLog } from './gateway-options';
+import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options';
 import { handleChat } from './handle-chat';
-import { handleFetch } from './handle-fetch';
+import { fetchHandler } from './handle-fetch';
 import { handleImages } from './handle-images';
 import { handleSearch } from './handle-search';
 import { createModelCatalogue } from './model-catalogue';
 import { createReplies, errorCodeOf } from './reply';
-import type { MeteredContext, Runtime } from './runtime';
+import type { Handler, HandlerReply, Runtime } from './runtime';
 
 /** A gateway: a bound `fetch` for any web-standard server, and shutdown support. */
 export interface Gateway {
@@ -24,8 +24,6 @@ export interface Gateway {
   idle(): Promise<void>;
 }
 
-type Handler = (runtime: Runtime, context: MeteredContext) => Promise<Response>;
-
 interface Route {
   method: 'GET' | 'POST';
   endpoint: Endpoint;
@@ -33,6 +31,10 @@ interface Route {
 }
 
 const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+/** The upstream's time to answer (headers; a stream's first event): the stream idle rule's 5 minutes. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 5 * 60_000;
+/** A non-streamed body's time after its headers; both together are LiteLLM's 10-minute default. */
+const DEFAULT_BODY_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * Creates the gateway: the spec's endpoints over the given store, limiter, providers and models.
@@ -56,11 +58,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     throw new Error(`fetchMicrosPerCall must be a non-negative whole number of micro-dollars, not ${String(options.fetchMicrosPerCall)}`);
   }
   const now = options.now ?? Date.now;
-  const timers = options.timers ?? {
-    setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
-    clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  };
+  const timers = options.timers ?? systemTimers;
   const holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+  const headersTimeoutMs = positive('upstreamHeadersTimeoutMs', options.upstreamHeadersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
+  const bodyTimeoutMs = positive('upstreamBodyTimeoutMs', options.upstreamBodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
   const runtime: Runtime = {
     options,
     store: options.store,
@@ -74,6 +75,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     holdTtlMs,
     keepaliveMs: options.keepaliveMs ?? 25_000,
     idleTimeoutMs: options.streamIdleTimeoutMs ?? 5 * 60_000,
+    headersTimeoutMs,
+    bodyTimeoutMs,
+    wholeCallMs: headersTimeoutMs + bodyTimeoutMs,
+    reportError: () => {}, // replaced below, once the log plumbing exists
   };
   const limiter = createLimiter({
     store: options.limiter,
@@ -89,7 +94,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     '/v1/images/generations': { method: 'POST', endpoint: 'images', handler: handleImages },
     '/v1/search': { method: 'POST', endpoint: 'search', handler: handleSearch },
   };
-  if (options.pageFetcher) routes['/v1/fetch'] = { method: 'POST', endpoint: 'fetch', handler: handleFetch };
+  if (options.pageFetcher) routes['/v1/fetch'] = { method: 'POST', endpoint: 'fetch', handler: fetchHandler(options.pageFetcher, fetchPrice) };
   const { replies } = runtime;
   const basePath = normaliseBasePath(options.basePath);
 
@@ -103,7 +108,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
   };
 
-  const serve = async (request: Request, log: Partial<RequestLog>, done: { streaming: boolean; finish?: () => void }): Promise<Response> => {
+  const serve = async (request: Request, log: Partial<RequestLog>): Promise<HandlerReply> => {
     const startedAt = now();
     const path = pathOf(request.url);
     log.path = path;
@@ -126,71 +131,64 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     const slot = await limiter.acquire(account, route.endpoint);
     if (!slot.ok) return replies.error(GatewayError.from(slot.error));
-    const release = keepLeaseAlive(slot.value, holdTtlMs, timers);
-    let kept = false;
+    const releaseSlot = keepLeaseAlive(slot.value, holdTtlMs, timers);
+    let reply: HandlerReply | undefined;
     try {
       const read = await readBody(request, { startedAt, now, timers });
       if (!read.ok) return replies.error(GatewayError.from(read.error));
       const parsed = parseJsonStrict(read.value);
       if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
-      const context: MeteredContext = {
-        request,
-        principal,
-        startedAt,
-        body: parsed.value,
-        log,
-        keepSlot: () => {
-          kept = true;
-          done.streaming = true;
-          let finished = false;
-          return (settlement) => {
-            if (finished) return;
-            finished = true;
-            // The slot is free as soon as the stream ends; the request counts as active (for
-            // idle() and the log) until its settlement is written.
-            void release();
-            const finish = () => done.finish?.();
-            settlement.then(finish, finish);
-          };
-        },
-      };
-      return await route.handler(runtime, context);
-    } catch (error) {
-      // A handler that kept the slot and then threw has no stream to release it: do it here.
-      if (kept) {
-        kept = false;
-        done.streaming = false;
-      }
-      throw error;
+      reply = await route.handler(runtime, { request, principal, startedAt, body: parsed.value, log, releaseSlot });
+      return reply;
     } finally {
-      // Awaited, so a client that sends its next request on this reply finds the slot free.
-      if (!kept) await release();
+      // A stream frees its own slot when it ends; anything else (a whole reply, a refusal, a throw)
+      // frees it here, awaited, so a client that sends its next request on this reply finds it free.
+      if (reply === undefined || reply instanceof Response) await releaseSlot();
     }
   };
+
+  /** Hands an error that escaped to `onError` and the log line (kind and id); never throws. */
+  const report = (error: unknown, log: Partial<RequestLog>) => {
+    const errorId = `err_${randomBase62(24)}`;
+    log.errorKind = error instanceof Error ? error.name : typeof error;
+    log.errorId = errorId;
+    if (!options.onError) return;
+    const context: ErrorContext = { errorId, method: log.method ?? '', path: log.path ?? '' };
+    if (log.accountId !== undefined) context.accountId = log.accountId;
+    if (log.requestId !== undefined) context.requestId = log.requestId;
+    try {
+      options.onError(error, context);
+    } catch {
+      // The embedder's hook failed too: the client's 503 and the log line stand.
+    }
+  };
+  runtime.reportError = (error, context) => report(error, context.log);
 
   const fetch = async (request: Request): Promise<Response> => {
     active++;
     const startedAt = now();
     const log: Partial<RequestLog> = {};
-    const done: { streaming: boolean; finish?: () => void } = { streaming: false };
-    let response: Response;
+    let reply: HandlerReply;
     try {
-      response = await serve(request, log, done);
+      reply = await serve(request, log);
     } catch (error) {
-      // Never a 500: a store or limiter failure is a 503 the client may retry.
+      // Never a 500 and never an internal detail: a store or limiter failure is a 503 the client may retry.
+      report(error, log);
       log.code = 'service_unavailable';
-      response = replies.error('service_unavailable');
+      reply = replies.error('service_unavailable');
     }
+    const response = reply instanceof Response ? reply : reply.response;
     const emit = () => {
       if (options.log) {
-        const record = { ...log, status: response.status, latencyMs: now() - startedAt } as RequestLog;
+        const record: RequestLog = { method: '', path: '', ...log, status: response.status, latencyMs: now() - startedAt };
         record.code ??= errorCodeOf(response);
         options.log(record);
       }
       finishOne();
     };
-    if (done.streaming) done.finish = emit;
-    else emit();
+    // A stream counts as active (for idle() and the log) until its settlement is written.
+    if (reply instanceof Response) emit();
+    else reply.finished.then(emit, emit);
     return response;
   };
 
@@ -206,11 +204,11 @@ export function createGateway(options: GatewayOptions): Gateway {
 /**
  * Extends an in-flight lease every third of its TTL until released, so a long body read, upstream
  * call or stream keeps its slot while a crashed instance's slots still come back after one TTL.
- * Returns the release, which stops the timer; it never throws.
+ * Returns the release, which stops the timer; it never throws, and a second call releases nothing more.
  */
 function keepLeaseAlive(lease: Lease, ttlMs: number, timers: Timers): () => Promise<void> {
   const everyMs = Math.max(1, Math.floor(ttlMs / 3));
-  let released = false;
+  let released: Promise<void> | undefined;
   let timer: unknown;
   const arm = () => {
     timer = timers.setTimeout(() => {
@@ -222,11 +220,18 @@ function keepLeaseAlive(lease: Lease, ttlMs: number, timers: Timers): () => Prom
   arm();
   return () => {
     if (!released) {
-      released = true;
       timers.clearTimeout(timer);
+      released = lease.release();
     }
-    return lease.release();
+    return released;
   };
+}
+
+/** A deadline option: a positive whole number of milliseconds, or the default. */
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number of milliseconds, not ${String(value)}`);
+  return value;
 }
 
 /** `basePath` without its trailing slash ('' for none); one that does not start with '/' is a configuration error. */

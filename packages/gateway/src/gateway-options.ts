@@ -31,6 +31,23 @@ export interface RequestLog {
   /** How a stream ended: `done`, `client_gone`, `upstream_failed`. */
   outcome?: string;
   latencyMs: number;
+  /** The kind (`name`) of an error that escaped, answered 503 `service_unavailable`; its details went to `onError`. */
+  errorKind?: string;
+  /** The id `onError` got with that error, to find one from the other. */
+  errorId?: string;
+}
+
+/** What `onError` is told besides the error: never a key, a body or a credential. */
+export interface ErrorContext {
+  /** An id for this error (`err_` + 24 characters), also in the request log line as `errorId`. */
+  errorId: string;
+  method: string;
+  /** The path as requested (with `basePath`, when one is set). */
+  path: string;
+  /** The account, once the request was authenticated. */
+  accountId?: string;
+  /** The request id, once the request started (was held for). */
+  requestId?: string;
 }
 
 /** Options of {@link createGateway}. */
@@ -73,6 +90,18 @@ export interface GatewayOptions {
   holdTtlMs?: number;
   /** A stream with no upstream event for this long fails with an error event (default 5 minutes). */
   streamIdleTimeoutMs?: number;
+  /**
+   * How long the upstream may take to answer: its response headers, and on a stream its first event
+   * (default 5 minutes). Past it the upstream call is aborted and the request fails with
+   * `upstream_error` (502, or the error event of a stream whose 200 was already sent), nothing charged.
+   */
+  upstreamHeadersTimeoutMs?: number;
+  /**
+   * How long a non-streamed reply's body may take after its headers (default 5 minutes). A
+   * non-streamed call is bounded by both deadlines together (10 minutes by default), as the
+   * providers read headers and body in one call; past it: 502 `upstream_error`, nothing charged.
+   */
+  upstreamBodyTimeoutMs?: number;
   /** Keepalive comment interval on streams (default 25 s). */
   keepaliveMs?: number;
   /** How long a tee provider's attestation stays trusted (default 5 minutes). */
@@ -90,6 +119,15 @@ export interface GatewayOptions {
    * Alert on it; the details name the request, account and amount so it can be charged by hand.
    */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
+  /**
+   * Told of an error that escaped while serving a request (a store or limiter that throws, a bug):
+   * the client gets the spec's 503 `service_unavailable` with nothing internal, and the request log
+   * line carries the error's kind and `context.errorId`. A hook that throws is ignored.
+   *
+   * @example
+   * onError: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
+   */
+  onError?: (error: unknown, context: ErrorContext) => void;
 }
 
 /** Who is calling: a key of an account, or the app's signed-in user. */

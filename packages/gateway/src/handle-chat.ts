@@ -1,154 +1,227 @@
-import { GatewayError, HEADER, completionId, planAllows, requestId as newRequestId, type ChatCompletion, type ChatPrice, withinDeadline } from '@tollgate/core';
+import { type ChatCompletion, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
-import { firstSystemText, lastUserTextBytes, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
-import type { ProviderChatRequest } from '@tollgate/providers';
+import type { ChatProvider, ProviderChatRequest } from '@tollgate/providers';
+import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
+import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callRoutes } from './call-routes';
-import { createChatStream, type StreamSummary } from './chat-stream';
-import { readUsage } from './read-usage';
-import { holdCredits } from './credit-hold';
+import { callUpstream } from './call-upstream';
+import { chatSseFormat } from './chat-sse-format';
 import { failed } from './failed';
+import type { CreditHold } from './credit-hold';
+import { createMeteredStream, type DeliveringFormat, type OpenedUpstream } from './metered-stream';
+import type { ChatModel } from './model-catalogue';
+import { readUsage } from './read-usage';
+import type { HandlerReply, MeteredContext, Runtime } from './runtime';
 import { teeChat } from './tee-chat';
-import type { StartedHeaders } from './reply';
-import type { MeteredContext, Runtime } from './runtime';
 
 const MESSAGE_TOO_LONG_BYTES = 8_000;
 
-/** `POST /v1/chat/completions`, after admission: validation, hold, upstream, settlement. */
-export async function handleChat(runtime: Runtime, context: MeteredContext): Promise<Response> {
-  const { replies } = runtime;
-  const parsed = parseChatRequest(context.body);
-  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
-  const model = runtime.catalogue.find('chat', parsed.value.model);
-  if (!model) return replies.error('model_not_found');
-  const config = model.config;
-  context.log.model = config.id;
-  const { principal } = context;
-  if (!planAllows(principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
+/** A chat request ready for its upstream: the output limit decided, the prompt bounded for the hold. */
+export interface PreparedChat {
+  request: ProviderChatRequest;
+  /** The prompt-token bound of the hold (docs/architecture.md, Billing). */
+  promptBound: number;
+  /** The hold at the requested output limit. */
+  full: number;
+}
 
-  const systemText = firstSystemText(parsed.value.request);
-  const character = systemText !== undefined && runtime.isCharacter(systemText);
-  if (character && !principal.app) return replies.error('characters_app_only');
+/** What a chat request is charged, given what the upstream reported and what the client was sent. */
+export type ChatCharge = (reported: unknown, deliveredText: string, outcome: string) => Promise<void>;
 
-  const resolved = resolveChatRequest(parsed.value, config);
-  if (!resolved.ok) return replies.error(GatewayError.from(resolved.error));
-  const request = resolved.value as ProviderChatRequest;
-  if (character && lastUserTextBytes(request) > MESSAGE_TOO_LONG_BYTES) return replies.error('message_too_long');
+/** Chat's own steps: characters, media and part types, `message_too_long`, the hold of the prompt bound and output limit. */
+export function chatEndpoint(runtime: Runtime): MeteredEndpoint<ParsedChatRequest, ChatModel, PreparedChat> {
+  return {
+    parse: parseChatRequest,
+    model: (parsed) => runtime.catalogue.chat(parsed.model),
+    resolve: (parsed, model, principal) => {
+      const systemText = firstSystemText(parsed.request);
+      const character = systemText !== undefined && runtime.isCharacter(systemText);
+      if (character && !principal.app) return { ok: false, error: { code: 'characters_app_only' } };
+      const resolved = resolveChatRequest(parsed, model.config);
+      if (!resolved.ok) return resolved;
+      const request = resolved.value;
+      if (character && lastUserTextBytes(request) > MESSAGE_TOO_LONG_BYTES) return { ok: false, error: { code: 'message_too_long' } };
+      const promptBound = promptTokenBound(request, model.config);
+      return { ok: true, value: { request, promptBound, full: chatHoldMicros(model.price, promptBound, request.max_completion_tokens) } };
+    },
+    // The minimum is the hold at an output limit of one: below it, not even one token fits.
+    hold: (prepared, model) => ({ micros: prepared.full, minimum: chatHoldMicros(model.price, prepared.promptBound, 1) }),
+  };
+}
 
-  // Hold the most the request could cost; lower the output limit to fit the balance if needed.
-  const price = config.price as ChatPrice;
-  const promptBound = promptTokenBound(request, config);
-  const wanted = request.max_completion_tokens;
-  const requestId = newRequestId();
-  const full = chatHoldMicros(price, promptBound, wanted);
-  const held = await holdCredits(runtime.store, principal, {
-    micros: full,
-    minimum: chatHoldMicros(price, promptBound, 1),
-    ttlMs: runtime.holdTtlMs,
-    onSettleError: runtime.options.onSettleError,
-    timers: runtime.timers,
-    requestId,
-  });
-  if (!held.ok) return replies.error(GatewayError.from(held.error));
-  const hold = held.value;
-  const extra: Record<string, string> = {};
-  if (hold.micros < full) {
-    request.max_completion_tokens = outputLimitForHold(price, promptBound, hold.micros, wanted);
-    extra[HEADER.outputLimited] = 'balance';
-  }
-  const started: StartedHeaders = { requestId, funding: principal.funding };
-  context.log.requestId = requestId;
-  context.log.stream = request.stream;
-  const wantsUsage = request.stream_options?.include_usage === true;
-  const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
+/** Lowers the output limit to what the hold pays for, when the balance held less than the full request; the extra headers to send. */
+export function fitOutputToHold(model: ChatModel, prepared: PreparedChat, hold: CreditHold): Record<string, string> {
+  if (hold.micros >= prepared.full) return {};
+  const { request } = prepared;
+  request.max_completion_tokens = outputLimitForHold(model.price, prepared.promptBound, hold.micros, request.max_completion_tokens);
+  return { [HEADER.outputLimited]: 'balance' };
+}
 
-  const charge = (reported: unknown, deliveredText: string, outcome: string) => {
+/** The cost function of chat: the provider's usage when well formed, else the estimate of the prompt and the delivered text. */
+export function chatCharge(context: MeteredContext, model: ChatModel, request: ProviderChatRequest, hold: CreditHold): ChatCharge {
+  return (reported, deliveredText, outcome) => {
     // Only well-formed usage is money; anything else is charged by the documented estimate.
     const usage = readUsage(reported);
-    const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, config);
+    const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, model.config);
     // The provider's usage counts what it sent, and it comes after the content: when it arrived,
     // everything it counts was delivered. Without it, count the text the client was sent.
     const completionTokens = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
     let cost: number;
     try {
-      cost = chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
+      cost = chatCostMicros(model.price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
     } catch {
       cost = hold.micros; // past the safe-integer range: the most the request was held for
     }
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
-    return hold.settle(cost, { model: config.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
+    return hold.settle(cost, { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
   };
-
-  if (config.tier === 'tee') return teeChat(runtime, context, model, upstreamRequest, hold, started, extra, charge);
-
-  if (!request.stream) {
-    // No client signal: a non-streamed call runs to its end and is settled exactly, client or not.
-    const result = await callRoutes(model, runtime.attestations, (provider, upstream) => provider.chat!(upstreamRequest, { upstream }));
-    if (!result.ok) return failed(runtime, context, hold, started, result.error);
-    context.log.provider = result.route.name;
-    const completion: ChatCompletion = result.value;
-    await charge(completion.usage, completionText(completion), readUsage(completion.usage) ? 'done' : 'no_usage');
-    completion.id = completionId();
-    completion.model = config.id;
-    return replies.json(JSON.stringify(completion), started, extra);
-  }
-
-  const abort = new AbortController();
-  const result = await callRoutes(model, runtime.attestations, async (provider, upstream) => {
-    const stream = await provider.chatStream!(upstreamRequest, { upstream, signal: abort.signal });
-    // Wait for the first event before answering 200, so a provider that fails at once gets its
-    // own status (and the next route, where allowed); but no longer than a keepalive interval,
-    // after which a thinking model's stream starts with keepalive comments.
-    const reader = stream.getReader();
-    const read = reader.read();
-    read.catch(() => {}); // observed later by the stream; never an unhandled rejection
-    await withinDeadline(read, runtime.keepaliveMs, { timers: runtime.timers }); // a failure here rejects: mapped by callRoutes
-    return { stream, pending: { reader, read } };
-  });
-  if (!result.ok) {
-    abort.abort();
-    return failed(runtime, context, hold, started, result.error);
-  }
-  context.log.provider = result.route.name;
-  const endSlot = context.keepSlot();
-  const body = createChatStream({
-    upstream: result.value.stream,
-    pending: result.value.pending,
-    id: completionId(),
-    model: config.id,
-    includeUsage: wantsUsage,
-    obfuscate: runtime.obfuscate,
-    keepaliveMs: runtime.keepaliveMs,
-    idleTimeoutMs: runtime.idleTimeoutMs,
-    timers: runtime.timers,
-    now: runtime.now,
-    // A client that asked for usage gets it even from an upstream that reports none: the estimate it pays.
-    usageFallback: (text) => {
-      const prompt = estimatePromptTokens(request, config);
-      const completion = estimateCompletionTokens(text);
-      return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-    },
-    onEnd: (summary: StreamSummary) => {
-      // A stream that ended on its own has nothing left to stop; abort() builds a DOMException with
-      // a stack trace, which on every streamed request is measurable.
-      if (summary.outcome !== 'done') abort.abort();
-      if (summary.code) context.log.code = summary.code;
-      // An upstream that broke before delivering anything is a failed call, as a 502 would be: no charge.
-      const nothing = summary.outcome === 'upstream_failed' && !summary.usage && summary.deliveredText === '';
-      let close: Promise<unknown>;
-      try {
-        close = nothing ? hold.release().then(() => void (context.log.costMicros = 0)) : charge(summary.usage, summary.deliveredText, summary.outcome);
-      } catch (error) {
-        // Never free service in silence: release, and tell the operator what to charge by hand.
-        close = hold.release();
-        runtime.options.onSettleError?.({ requestId, accountId: principal.account.id, micros: hold.micros, error });
-      }
-      endSlot(close);
-    },
-  });
-  return new Response(body, { status: 200, headers: replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...extra }) });
 }
 
-function completionText(completion: ChatCompletion): string {
+/** `POST /v1/chat/completions`: admission, then a whole reply, a stream, or a tee pass-through. */
+export async function handleChat(runtime: Runtime, context: MeteredContext): Promise<HandlerReply> {
+  const admitted = await admitMetered(runtime, context, chatEndpoint(runtime));
+  if (!admitted.ok) return admitted.error;
+  const { model, prepared, hold, started } = admitted.value;
+  const { request } = prepared;
+  const extra = fitOutputToHold(model, prepared, hold);
+  context.log.stream = request.stream;
+  const charge = chatCharge(context, model, request, hold);
+  const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
+
+  if (model.tee) return teeChat(runtime, context, { ...admitted.value, routes: model.tee }, upstreamRequest, extra, charge);
+  if (request.stream) {
+    const format = chatSseFormat({
+      id: completionId(),
+      model: model.id,
+      includeUsage: request.stream_options?.include_usage === true,
+      obfuscate: runtime.obfuscate,
+      now: runtime.now,
+      // A client that asked for usage gets it even from an upstream that reports none: the estimate it pays.
+      usageFallback: (text) => {
+        const prompt = estimatePromptTokens(request, model.config);
+        const completion = estimateCompletionTokens(text);
+        return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+      },
+    });
+    return streamMetered(runtime, context, admitted.value, {
+      open: (provider, upstream, signal) => provider.chatStream(upstreamRequest, { upstream, signal }),
+      format,
+      charge,
+      extra,
+    });
+  }
+
+  // No client signal: a non-streamed call runs to its end (within its deadline) and is settled
+  // exactly, client or not (docs/architecture.md, Billing).
+  const result = await callUpstream(
+    runtime,
+    model.routes,
+    { zdr: model.zdr },
+    (provider, upstream, signal) => provider.chat(upstreamRequest, { upstream, signal }),
+    { deadlineMs: runtime.wholeCallMs },
+  );
+  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  context.log.provider = result.route.name;
+  const completion: ChatCompletion = result.value;
+  await charge(completion.usage, completionText(completion), readUsage(completion.usage) ? 'done' : 'no_usage');
+  completion.id = completionId();
+  completion.model = model.id;
+  return runtime.replies.json(JSON.stringify(completion), started, extra);
+}
+
+/** What a metered stream of a chat model needs besides the admitted request. */
+export interface StreamSpec<T> {
+  /** Opens the upstream stream on one route; resolves once the upstream accepted the request. */
+  open(provider: ChatProvider, upstream: string, signal: AbortSignal): Promise<ReadableStream<T>>;
+  /** The client's bytes, and what they delivered. */
+  format: DeliveringFormat<T>;
+  /** The cost function, called once when the stream ended (unless it failed before delivering anything). */
+  charge: ChatCharge;
+  /** Extra response headers (`X-Output-Limited`). */
+  extra: Record<string, string>;
+}
+
+/**
+ * A streamed chat-model request on the metered stream. The 200 waits for the first upstream
+ * event, so a provider that fails at once gets its own status (and the next route, where
+ * allowed), but no longer than a keepalive interval: then the 200 goes out and keepalives follow
+ * while the upstream still thinks, or still has not answered at all, until the headers deadline.
+ * A client that leaves meanwhile aborts the upstream and frees its slot and hold at once; it pays
+ * the prompt and what was delivered, as any stream whose client left.
+ */
+export async function streamMetered<T>(
+  runtime: Runtime,
+  context: MeteredContext,
+  admitted: Admitted<ChatModel, PreparedChat>,
+  spec: StreamSpec<T>,
+): Promise<HandlerReply> {
+  const { model, hold, started } = admitted;
+  const { format } = spec;
+  const abort = new AbortController();
+  const startedAt = runtime.now();
+  const opening = callRoutes(model.routes, { zdr: model.zdr }, async (provider, upstream) => {
+    const reader = (await spec.open(provider, upstream, abort.signal)).getReader();
+    const first = reader.read();
+    await first; // a failure before the first event rejects here: mapped by callRoutes (and failed over where allowed)
+    return { reader, first };
+  }).then((result) => {
+    if (result.ok) context.log.provider = result.route.name;
+    return result;
+  });
+  const early = await withinDeadline(opening, Math.min(runtime.keepaliveMs, runtime.headersTimeoutMs), {
+    timers: runtime.timers,
+    signal: context.request.signal,
+  });
+  let upstream: OpenedUpstream<T> | Promise<OpenedUpstream<T>>;
+  if (early.ok) {
+    if (!early.value.ok) return failed(runtime, context, hold, started, early.value.error);
+    upstream = early.value.value;
+  } else if (early.error.reason === 'deadline' && runtime.headersTimeoutMs <= runtime.keepaliveMs) {
+    // The upstream's deadline came before the 200 was due: the error has its own status.
+    abort.abort();
+    return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
+  } else {
+    // Still thinking (or not answering) after a keepalive interval, or the client already left:
+    // the stream takes it from here (a client gone ends it at once, a failure is its error event).
+    upstream = opening.then((result) => {
+      if (!result.ok) throw result.error;
+      return result.value;
+    });
+  }
+  const { body, finished } = createMeteredStream({
+    upstream,
+    format,
+    abort,
+    signal: context.request.signal,
+    releaseSlot: context.releaseSlot,
+    settle: (end) => {
+      if (end.code) context.log.code = end.code;
+      // An upstream that broke before delivering anything is a failed call, as a 502 would be: no charge.
+      if (end.outcome === 'upstream_failed' && !format.usage && format.delivered === '') {
+        Object.assign(context.log, { costMicros: 0, outcome: end.outcome });
+        return hold.release();
+      }
+      return spec.charge(format.usage, format.delivered, end.outcome);
+    },
+    report: (error) => {
+      // Never free service in silence: release, and tell the operator what to charge by hand.
+      void hold.release();
+      runtime.options.onSettleError?.({ requestId: started.requestId, accountId: context.principal.account.id, micros: hold.micros, error });
+      runtime.reportError(error, context);
+    },
+    keepaliveMs: runtime.keepaliveMs,
+    idleTimeoutMs: runtime.idleTimeoutMs,
+    headersTimeoutMs: runtime.headersTimeoutMs,
+    startedAt,
+    timers: runtime.timers,
+    now: runtime.now,
+  });
+  const headers = runtime.replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...spec.extra });
+  return { response: new Response(body, { status: 200, headers }), finished };
+}
+
+/** The text and tool-call arguments of a whole reply (the early-stop estimate counts them). */
+export function completionText(completion: ChatCompletion): string {
   let text = '';
   for (const choice of Array.isArray(completion.choices) ? completion.choices : []) {
     const message = choice?.message;

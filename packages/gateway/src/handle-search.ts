@@ -1,44 +1,37 @@
-import { GatewayError, planAllows, requestId as newRequestId } from '@tollgate/core';
-import { parseSearchRequest } from '@tollgate/validator';
-import { callRoutes } from './call-routes';
-import { holdCredits } from './credit-hold';
+import { parseSearchRequest, type SearchRequest } from '@tollgate/validator';
+import { admitMetered, type MeteredEndpoint } from './admit-metered';
+import { callUpstream } from './call-upstream';
 import { failed } from './failed';
+import type { SearchModel } from './model-catalogue';
 import type { MeteredContext, Runtime } from './runtime';
 
-/** `POST /v1/search`: one search call at the model's per-call price. */
+/** Search's own steps: the default model when none is named, the per-call price. */
+function searchEndpoint(runtime: Runtime): MeteredEndpoint<SearchRequest, SearchModel, SearchRequest> {
+  return {
+    parse: parseSearchRequest,
+    model: (request) => (request.model === undefined ? runtime.catalogue.defaultSearch : runtime.catalogue.search(request.model)),
+    resolve: (request) => ({ ok: true, value: request }),
+    hold: (_, model) => ({ micros: model.microsPerCall, minimum: model.microsPerCall }),
+  };
+}
+
+/** `POST /v1/search`: one search call at the model's per-call price; results cut to `max_results`. */
 export async function handleSearch(runtime: Runtime, context: MeteredContext): Promise<Response> {
-  const { replies } = runtime;
-  const parsed = parseSearchRequest(context.body);
-  if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
-  const request = parsed.value;
-  const model = request.model === undefined ? runtime.catalogue.defaultSearch : runtime.catalogue.find('search', request.model);
-  if (!model) return replies.error('model_not_found');
-  const config = model.config;
-  context.log.model = config.id;
-  if (!planAllows(context.principal.account.plan, config.plan ?? 'free')) return replies.error('model_requires_plan');
-
-  const price = config.micros_per_call ?? 0;
-  const requestId = newRequestId();
-  const held = await holdCredits(runtime.store, context.principal, {
-    micros: price,
-    minimum: price,
-    ttlMs: runtime.holdTtlMs,
-    requestId,
-    onSettleError: runtime.options.onSettleError,
-    timers: runtime.timers,
-  });
-  if (!held.ok) return replies.error(GatewayError.from(held.error));
-  const hold = held.value;
-  const started = { requestId, funding: context.principal.funding };
-  context.log.requestId = requestId;
-
-  const result = await callRoutes(model, runtime.attestations, (provider, upstream) =>
-    provider.search!({ query: request.query, max_results: request.max_results }, { upstream, signal: context.request.signal }),
+  const admitted = await admitMetered(runtime, context, searchEndpoint(runtime));
+  if (!admitted.ok) return admitted.error;
+  const { model, prepared: request, hold, started } = admitted.value;
+  const result = await callUpstream(
+    runtime,
+    model.routes,
+    { zdr: false },
+    (provider, upstream, signal) => provider.search({ query: request.query, max_results: request.max_results }, { upstream, signal }),
+    { deadlineMs: runtime.wholeCallMs, signal: context.request.signal },
   );
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
-  context.log.costMicros = price;
-  await hold.settle(price, { model: config.id, endpoint: 'search' });
+  context.log.costMicros = model.microsPerCall;
+  await hold.settle(model.microsPerCall, { model: model.id, endpoint: 'search' });
+  // A provider may return more than asked: the client gets at most what it asked for.
   const results = result.value.slice(0, request.max_results);
-  return replies.json(JSON.stringify({ object: 'search.results', model: config.id, query: request.query, results }), started);
+  return runtime.replies.json(JSON.stringify({ object: 'search.results', model: model.id, query: request.query, results }), started);
 }

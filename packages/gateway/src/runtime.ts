@@ -19,6 +19,14 @@ export interface Runtime {
   holdTtlMs: number;
   keepaliveMs: number;
   idleTimeoutMs: number;
+  /** How long an upstream may take to answer (headers; on a stream, its first event). */
+  headersTimeoutMs: number;
+  /** How long a non-streamed reply's body may take after its headers (where the gateway sees them apart). */
+  bodyTimeoutMs: number;
+  /** A non-streamed call's whole deadline: the headers and body deadlines together. */
+  wholeCallMs: number;
+  /** Hands an error that must not go unseen to `onError` (never throws). */
+  reportError(error: unknown, context: MeteredContext): void;
 }
 
 /** One metered request after admission: authenticated, within limits, holding an in-flight slot. */
@@ -32,9 +40,20 @@ export interface MeteredContext {
   /** The request log record, filled in as the request goes. */
   log: Partial<RequestLog>;
   /**
-   * Hands the in-flight slot to a streamed body: the router then leaves it held. Call the returned
-   * function once when the stream ends, with the settlement: the slot is freed at once, and the
-   * request stays active until the settlement is done.
+   * Frees the request's in-flight slot; later calls do nothing. The router calls it when a handler
+   * answers without a stream; a stream calls it the moment it ends.
    */
-  keepSlot(): (settlement: Promise<unknown>) => void;
+  releaseSlot(): Promise<void>;
 }
+
+/** A streamed reply: the response, and a promise that resolves once the stream ended and was settled. */
+export interface StreamedReply {
+  response: Response;
+  finished: Promise<void>;
+}
+
+/** What a handler answers: a whole reply (the router frees the slot), or a stream (which frees it itself). */
+export type HandlerReply = Response | StreamedReply;
+
+/** A metered endpoint's handler, after routing, admission by the limiter and the body read. */
+export type Handler = (runtime: Runtime, context: MeteredContext) => Promise<HandlerReply>;

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate/core';
 import { estimateCompletionTokens } from '@tollgate/billing';
 import { openaiCompatible } from '@tollgate/providers';
-import { createChatStream, type StreamSummary } from './chat-stream';
+import { chatSseFormat } from './chat-sse-format';
+import { createMeteredStream, type StreamOutcome } from './metered-stream';
 import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
 import { charges, expectNothingLeft, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
@@ -507,21 +508,35 @@ describe('createChatStream over an upstream that reports no usage', () => {
     const clock = manualClock();
     const time = manualTimers(clock);
     const chunks = [chunk('Hi'), chunk(' you'), chunk(undefined, 'stop')];
-    const ends: StreamSummary[] = [];
-    const body = createChatStream({
-      upstream: new ReadableStream<ChatCompletionChunk>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }, { highWaterMark: 0 }),
+    const ends: { outcome: StreamOutcome; usage: unknown; deliveredText: string }[] = [];
+    const format = chatSseFormat({
       id: 'chatcmpl-ours',
       model: 'fast',
       includeUsage,
       obfuscate: () => 'x'.repeat(16),
-      keepaliveMs: 25_000,
-      idleTimeoutMs: 60_000,
-      timers: time.timers,
       now: clock.now,
-      onEnd: (summary) => ends.push(summary),
       ...(usageFallback ? { usageFallback } : {}),
     });
+    const source = new ReadableStream<ChatCompletionChunk>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }, { highWaterMark: 0 });
+    const { body } = createMeteredStream({
+      upstream: { reader: source.getReader() },
+      format,
+      abort: new AbortController(),
+      signal: new AbortController().signal,
+      releaseSlot: () => undefined,
+      settle: async (end) => void ends.push({ ...end, usage: format.usage, deliveredText: format.delivered }),
+      report: (error) => {
+        throw error;
+      },
+      keepaliveMs: 25_000,
+      idleTimeoutMs: 60_000,
+      headersTimeoutMs: 60_000,
+      startedAt: clock.now(),
+      timers: time.timers,
+      now: clock.now,
+    });
     const { data } = parseEvents(await new Response(body).text());
+    await flush();
     expect(time.pending).toBe(0);
     expect(ends).toEqual([{ outcome: 'done', usage: undefined, deliveredText: 'Hi you' }]);
     return data;

@@ -1,151 +1,120 @@
-import type { Timers, Usage } from '@tollgate/core';
-import type { ProviderChatRequest } from '@tollgate/providers';
+import { GatewayError, type Usage, withinDeadline } from '@tollgate/core';
+import type { ProviderChatRequest, RawReply } from '@tollgate/providers';
+import type { Admitted } from './admit-metered';
 import { callRoutes, toGatewayError } from './call-routes';
-import type { CreditHold } from './credit-hold';
+import { callUpstream } from './call-upstream';
 import { failed } from './failed';
-import type { StartedHeaders } from './reply';
-import type { MeteredContext, Runtime } from './runtime';
+import type { ChatCharge, PreparedChat } from './handle-chat';
+import { createMeteredStream, type StreamFormat } from './metered-stream';
+import type { AttestedProvider, ChatModel, Route } from './model-catalogue';
+import type { HandlerReply, MeteredContext, Runtime } from './runtime';
+
+/** A tee model admitted, with its routes as attested pass-through ones. */
+type TeeAdmitted = Admitted<ChatModel, PreparedChat> & { routes: Route<AttestedProvider>[] };
+
+/** The pass-through: the same bytes, no keepalive, no error event (the gateway adds nothing to them). */
+const PASS_THROUGH: StreamFormat<Uint8Array> = { item: (bytes) => bytes, done: () => undefined };
 
 /**
  * Tee models: the attested server's reply passes through byte for byte; usage and the delivered
  * text are read on the side. The bytes are the server's, so the gateway adds nothing to them: the
  * usage chunk (forced upstream for billing) reaches the client even unasked, and a stalled stream
- * ends without `[DONE]` rather than with a gateway-made error event.
+ * ends without `[DONE]` rather than with a gateway-made error event. The status is the server's,
+ * so nothing is answered before it came (no early 200 and keepalives as on other streams).
  */
 export async function teeChat(
   runtime: Runtime,
   context: MeteredContext,
-  model: NonNullable<ReturnType<Runtime['catalogue']['find']>>,
+  admitted: TeeAdmitted,
   request: ProviderChatRequest,
-  hold: CreditHold,
-  started: StartedHeaders,
   extra: Record<string, string>,
-  charge: (usage: Usage | undefined, deliveredText: string, outcome: string) => Promise<void>,
-): Promise<Response> {
-  const abort = new AbortController();
-  const result = await callRoutes(model, runtime.attestations, (provider, upstream) =>
-    provider.chatRaw!(request, { upstream, ...(request.stream ? { signal: abort.signal } : {}) }),
-  );
-  if (!result.ok) return failed(runtime, context, hold, started, result.error);
-  context.log.provider = result.route.name;
-  const raw = result.value;
-  // A provider without `delivered` is charged the prompt only when it reports no usage.
-  const delivered = () => raw.delivered?.() ?? '';
+  charge: ChatCharge,
+): Promise<HandlerReply> {
+  const { model, hold, started, routes } = admitted;
+  const policy = { zdr: model.zdr, attested: (provider: AttestedProvider) => runtime.attestations.check(provider) };
   if (!request.stream) {
+    // As for other chat models, a whole reply runs to its end (within its deadlines), client or not.
+    const result = await callUpstream(runtime, routes, policy, (provider, upstream, signal) => provider.chatRaw(request, { upstream, signal }), {
+      deadlineMs: runtime.headersTimeoutMs,
+    });
+    if (!result.ok) return failed(runtime, context, hold, started, result.error);
+    context.log.provider = result.route.name;
+    const raw = result.value;
     let bytes: ArrayBuffer;
     try {
-      bytes = await new Response(raw.body).arrayBuffer();
+      const read = await withinDeadline(new Response(raw.body).arrayBuffer(), runtime.bodyTimeoutMs, { timers: runtime.timers });
+      if (!read.ok) {
+        await raw.body.cancel().catch(() => undefined);
+        return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
+      }
+      bytes = read.value;
     } catch (error) {
       // A reply cut before its end is a failed call, as for other models: 502, hold released.
       return failed(runtime, context, hold, started, toGatewayError(error));
     }
     const usage = await raw.usage;
-    await charge(usage, delivered(), usage ? 'done' : 'no_usage');
+    await charge(usage, delivered(raw), usage ? 'done' : 'no_usage');
     return new Response(bytes, { status: raw.status, headers: runtime.replies.headers(started, raw.contentType, extra) });
   }
-  const endSlot = context.keepSlot();
-  // The slot is held until the body ends, errors, stalls or is cancelled; only then is usage final.
+
+  const abort = new AbortController();
+  const startedAt = runtime.now();
+  const opening = callRoutes(routes, policy, (provider, upstream) => provider.chatRaw(request, { upstream, signal: abort.signal }));
+  const answer = await withinDeadline(opening, runtime.headersTimeoutMs, { timers: runtime.timers, signal: context.request.signal });
+  if (!answer.ok) {
+    abort.abort();
+    if (answer.error.reason === 'deadline') return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
+    // The client left before the server answered: it pays the prompt, as any stream whose client left.
+    await context.releaseSlot();
+    await charge(undefined, '', 'incomplete');
+    context.log.outcome = 'client_gone';
+    return new Response(null, { status: 200, headers: runtime.replies.headers(started, 'text/event-stream; charset=utf-8', extra) });
+  }
+  if (!answer.value.ok) return failed(runtime, context, hold, started, answer.value.error);
+  context.log.provider = answer.value.route.name;
+  const raw = answer.value.value;
   // A provider owes usage only for a body read to its end: after a cut or cancel, take what it has
   // already settled, so a usage promise that never resolves cannot hang the settlement.
-  const body = teePassThrough(raw.body, {
+  const { body, finished } = createMeteredStream({
+    upstream: { reader: raw.body.getReader() },
+    format: PASS_THROUGH,
+    abort,
+    signal: context.request.signal,
+    releaseSlot: context.releaseSlot,
+    settle: async (end) => {
+      const broke = end.outcome === 'upstream_failed';
+      if (broke) context.log.code = 'upstream_error';
+      const complete = end.outcome === 'done';
+      let usage: Usage | undefined;
+      try {
+        usage = await (complete ? raw.usage : Promise.race([raw.usage, Promise.resolve(undefined)]));
+      } catch {
+        usage = undefined;
+      }
+      // An upstream that broke before delivering anything is a failed call, as for other models: no charge.
+      if (broke && !usage && delivered(raw) === '') {
+        context.log.costMicros = 0;
+        return hold.release();
+      }
+      return charge(usage, delivered(raw), usage ? 'done' : complete ? 'no_usage' : 'incomplete');
+    },
+    report: (error) => {
+      void hold.release();
+      runtime.options.onSettleError?.({ requestId: started.requestId, accountId: context.principal.account.id, micros: hold.micros, error });
+      runtime.reportError(error, context);
+    },
+    keepaliveMs: runtime.keepaliveMs,
     idleTimeoutMs: runtime.idleTimeoutMs,
+    headersTimeoutMs: runtime.headersTimeoutMs,
+    startedAt,
     timers: runtime.timers,
     now: runtime.now,
-    onEnd: (end) => {
-      const broke = end === 'cut' || end === 'stalled';
-      if (broke) context.log.code = 'upstream_error';
-      const complete = end === 'done';
-      const usage = complete ? raw.usage : Promise.race([raw.usage, Promise.resolve(undefined)]);
-      const settle = (usage: Usage | undefined) => {
-        // An upstream that broke before delivering anything is a failed call, as for other models: no charge.
-        if (broke && !usage && delivered() === '') return hold.release().then(() => void (context.log.costMicros = 0));
-        return charge(usage, delivered(), usage ? 'done' : complete ? 'no_usage' : 'incomplete');
-      };
-      endSlot(usage.then(settle, () => settle(undefined)));
-    },
   });
   const headers = runtime.replies.headers(started, raw.contentType, { 'cache-control': 'no-cache', ...extra });
-  return new Response(body, { status: raw.status, headers });
+  return { response: new Response(body, { status: raw.status, headers }), finished };
 }
 
-/** How a tee body ended: read to its end, cut by the upstream, left by the client, or stalled upstream. */
-type TeeEnd = 'done' | 'cut' | 'client_gone' | 'stalled';
-
-/**
- * The same bytes, unchanged, calling `onEnd` once when the body ends, errors or is cancelled. The
- * idle rule of createChatStream: an upstream silent for `idleTimeoutMs` while a read is pending,
- * or a client that read nothing that long, aborts the upstream and ends the body (without `[DONE]`,
- * which the client treats as incomplete). One lazily re-armed timer, not one per chunk.
- */
-function teePassThrough(
-  source: ReadableStream<Uint8Array>,
-  options: { idleTimeoutMs: number; timers: Timers; now: () => number; onEnd: (end: TeeEnd) => void },
-): ReadableStream<Uint8Array> {
-  const { idleTimeoutMs, timers, now } = options;
-  const reader = source.getReader();
-  let closed = false; // the client's body is over: nothing more is read or enqueued
-  let ended = false;
-  let waitingOnUpstream = false;
-  let since = now();
-  let timer: unknown;
-  const end = (how: TeeEnd) => {
-    if (ended) return;
-    ended = true;
-    options.onEnd(how);
-  };
-  const close = () => {
-    closed = true;
-    timers.clearTimeout(timer);
-  };
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        const watch = () => {
-          if (closed) return;
-          const idle = now() - since;
-          if (idle < idleTimeoutMs) {
-            timer = timers.setTimeout(watch, idleTimeoutMs - idle);
-            return;
-          }
-          const how = waitingOnUpstream ? 'stalled' : 'client_gone';
-          close();
-          controller.close();
-          // Cancel the source first: the provider aborts the upstream and settles its usage promise.
-          void reader
-            .cancel()
-            .catch(() => undefined)
-            .then(() => end(how));
-        };
-        timer = timers.setTimeout(watch, idleTimeoutMs);
-      },
-      async pull(controller) {
-        waitingOnUpstream = true;
-        since = now();
-        let read: ReadableStreamReadResult<Uint8Array>;
-        try {
-          read = await reader.read();
-        } catch (error) {
-          if (closed) return;
-          close();
-          end('cut');
-          return controller.error(error);
-        }
-        if (closed) return; // stopped by the idle rule while this read was pending
-        waitingOnUpstream = false;
-        since = now();
-        if (read.done) {
-          close();
-          end('done');
-          return controller.close();
-        }
-        controller.enqueue(read.value);
-      },
-      async cancel(reason) {
-        close();
-        await reader.cancel(reason).catch(() => undefined);
-        end('client_gone');
-      },
-    },
-    { highWaterMark: 0 },
-  );
+/** The text passed on so far; a provider without `delivered` is charged the prompt only when it reports no usage. */
+function delivered(raw: RawReply): string {
+  return raw.delivered?.() ?? '';
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelConfig, Timers } from '@tollgate/core';
 import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
-import { openaiCompatible, type Provider } from '@tollgate/providers';
+import { openaiCompatible, type PassThroughChatProvider, type Provider } from '@tollgate/providers';
 import { fakeOpenAI, type Fault } from '@tollgate/testing';
 import type { GatewayOptions } from './gateway-options';
 import { chatBody, CHAT_PRICE, setup, type TestGateway } from '../test/test-harness';
@@ -466,7 +466,7 @@ describe('tee: failures and early stops', () => {
   it("settles a cancelled stream even when the provider's usage promise never resolves", async () => {
     const enclave = fakeOpenAI({ faults: [{ kind: 'stall', afterChunks: 2 }] });
     const inner = openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: SECRET, fetch: enclave.fetch, attest: async () => undefined });
-    const provider: Provider = {
+    const provider: PassThroughChatProvider = {
       ...inner,
       chatRaw: async (request, options) => ({ ...(await inner.chatRaw!(request, options)), usage: new Promise(() => undefined) }),
     };

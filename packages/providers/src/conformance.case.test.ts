@@ -7,7 +7,7 @@
 import type { ChatCompletionChunk, ChatMessage, ChatTool } from '@tollgate/core';
 import type { FakeToolCall, FakeUpstream, Fault } from '@tollgate/testing';
 import { describe, expect, it } from 'vitest';
-import { ProviderError, type Provider, type ProviderChatRequest } from './provider';
+import { type ChatProvider, ProviderError, type ProviderChatRequest } from './provider';
 
 /** Behaviour a conformance run asks of the fake; the `make` of each adapter forwards it. */
 export interface ConformanceFakeOptions {
@@ -23,7 +23,7 @@ export interface ConformanceFakeOptions {
 
 /** One adapter under test, wired to its fake. */
 export interface ConformanceTarget {
-  provider: Provider;
+  provider: ChatProvider;
   fake: FakeUpstream;
   /** The upstream model name to call; default `conformance-model`. */
   upstream?: string;

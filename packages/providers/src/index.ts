@@ -1,14 +1,19 @@
 export { ProviderError } from './provider';
 export type {
   CallOptions,
+  ChatProvider,
   ChatStream,
   GeneratedImage,
+  ImageProvider,
+  PassThroughChatProvider,
   Provider,
+  ProviderBase,
   ProviderChatRequest,
   ProviderErrorOptions,
   ProviderImageRequest,
   ProviderSettings,
   RawReply,
+  SearchProvider,
   SearchResult,
 } from './provider';
 export * from './openai/index';

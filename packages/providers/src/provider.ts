@@ -73,28 +73,52 @@ export interface SearchResult {
   published_at?: string;
 }
 
-/**
- * An upstream adapter. Methods throw {@link ProviderError} on upstream failure; they never put an
- * upstream body or a credential in the error.
- */
-export interface Provider {
+/** What every provider object has, whatever kinds of model it serves. */
+export interface ProviderBase {
   /** The adapter family, for logs: `openai-compatible`, `anthropic`, `gemini`, `searxng`, `brave`. */
   readonly kind: string;
   /** The operator's statement that this provider confirms zero data retention. */
   readonly zeroDataRetention: boolean;
   /** Verifies the attested endpoint (tee models); throws when it cannot. */
   readonly attest?: () => Promise<void>;
-  /** A whole chat completion. */
-  chat?(request: ProviderChatRequest, options: CallOptions): Promise<ChatCompletion>;
-  /** A streamed chat completion; resolves once the upstream accepted the request (status 200). */
-  chatStream?(request: ProviderChatRequest, options: CallOptions): Promise<ChatStream>;
-  /** Tee pass-through: the upstream's reply bytes unchanged, usage read on the side. */
-  chatRaw?(request: ProviderChatRequest, options: CallOptions): Promise<RawReply>;
-  /** Image generation; returns the delivered images. */
-  images?(request: ProviderImageRequest, options: CallOptions): Promise<GeneratedImage[]>;
-  /** Web search. */
-  search?(request: { query: string; max_results: number }, options: CallOptions): Promise<SearchResult[]>;
 }
+
+/**
+ * A provider of chat models (the AI SDK's `languageModel`): whole and streamed completions. Methods
+ * throw {@link ProviderError} on upstream failure; they never put an upstream body or a credential
+ * in the error.
+ */
+export interface ChatProvider extends ProviderBase {
+  /** A whole chat completion. */
+  chat(request: ProviderChatRequest, options: CallOptions): Promise<ChatCompletion>;
+  /** A streamed chat completion; resolves once the upstream accepted the request (status 200). */
+  chatStream(request: ProviderChatRequest, options: CallOptions): Promise<ChatStream>;
+}
+
+/** A chat provider that can also pass an attested server's reply through unchanged (`tee` models). */
+export interface PassThroughChatProvider extends ChatProvider {
+  /** Tee pass-through: the upstream's reply bytes unchanged, usage read on the side. */
+  chatRaw(request: ProviderChatRequest, options: CallOptions): Promise<RawReply>;
+}
+
+/** A provider of image models (the AI SDK's `imageModel`). */
+export interface ImageProvider extends ProviderBase {
+  /** Image generation; returns the delivered images. */
+  images(request: ProviderImageRequest, options: CallOptions): Promise<GeneratedImage[]>;
+}
+
+/** A provider of web search. */
+export interface SearchProvider extends ProviderBase {
+  /** Web search: at most `max_results` results are asked for (the gateway cuts any extra). */
+  search(request: { query: string; max_results: number }, options: CallOptions): Promise<SearchResult[]>;
+}
+
+/**
+ * A provider object as the gateway's `providers` takes it: it serves one kind of model or several
+ * (`openaiCompatible` serves chat, pass-through and images). `createGateway` checks that each
+ * model's routes name providers of the model's kind, and throws a configuration error otherwise.
+ */
+export type Provider = ChatProvider | ImageProvider | SearchProvider;
 
 /** Options of a {@link ProviderError}. */
 export interface ProviderErrorOptions {

@@ -1,4 +1,4 @@
-import type { ModelConfig } from '@tollgate/core';
+import type { ChatModelConfig } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { parseChatRequest } from './parse-chat-request';
 import { resolveChatRequest } from './resolve-chat-request';
@@ -9,9 +9,9 @@ const codeOf = (input: Record<string, unknown>) => {
   const result = parseChatRequest(input);
   return result.ok ? 'ok' : result.error.code;
 };
-const model: ModelConfig = { id: 'fast', type: 'chat', max_output_tokens: 1000, input_modalities: ['text', 'image'] };
+const model: ChatModelConfig = { id: 'fast', type: 'chat', max_output_tokens: 1000, input_modalities: ['text', 'image'] };
 
-function resolve(input: Record<string, unknown>, config: ModelConfig = model) {
+function resolve(input: Record<string, unknown>, config: ChatModelConfig = model) {
   const parsed = parseChatRequest(input);
   if (!parsed.ok) throw new Error(`${parsed.error.code}: ${parsed.error.message}`);
   return resolveChatRequest(parsed.value, config);
@@ -163,7 +163,7 @@ describe('resolveChatRequest, second phase', () => {
   });
 
   it('gives remote_media for a linked URL whatever the part type and the model, before invalid_request', () => {
-    const textOnly: ModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
+    const textOnly: ChatModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
     for (const type of ['image_url', 'video_url', 'audio_url', 'file_url']) {
       expect(resolve(body({ messages: [user([{ type, [type]: { url: 'https://example.com/a' } }])] }), textOnly)).toEqual({
         ok: false,
@@ -182,7 +182,7 @@ describe('resolveChatRequest, second phase', () => {
   });
 
   it('gives invalid_request for a part type the model does not read', () => {
-    const textOnly: ModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
+    const textOnly: ChatModelConfig = { id: 'text', type: 'chat', max_output_tokens: 10 };
     const image = body({
       messages: [
         user([
@@ -207,7 +207,7 @@ describe('resolveChatRequest, second phase', () => {
   });
 
   it('takes a file part with only file_data and filename', () => {
-    const fileModel: ModelConfig = { ...model, input_modalities: ['text', 'file'] };
+    const fileModel: ChatModelConfig = { ...model, input_modalities: ['text', 'file'] };
     const file = (fields: Record<string, unknown>) => body({ messages: [user([{ type: 'file', file: fields }])] });
     expect(resolve(file({ file_data: 'data:application/pdf;base64,AA==', filename: 'a.pdf' }), fileModel)).toMatchObject({
       ok: true,

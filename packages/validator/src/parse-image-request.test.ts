@@ -1,17 +1,17 @@
-import type { ModelConfig } from '@tollgate/core';
+import type { ImageModelConfig } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { parseImageRequest } from './parse-image-request';
 import { base64Of, baselineJpeg, bytesOf, jpegWithDnlHeight, progressiveJpegWithExif, webpLossless } from './image-headers.fixture';
 import { resolveImageRequest } from './resolve-image-request';
 
 const PNG_2x1 = 'data:image/png;base64,' + btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00');
-const model: ModelConfig = { id: 'pix', type: 'image', max_reference_images: 2, resolutions: ['1k', '2k'], qualities: ['low', 'high'] };
+const model: ImageModelConfig = { id: 'pix', type: 'image', max_reference_images: 2, resolutions: ['1k', '2k'], qualities: ['low', 'high'] };
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'pix', prompt: 'a cat', ...extra });
 const codeOf = (input: Record<string, unknown>) => {
   const result = parseImageRequest(input);
   return result.ok ? 'ok' : result.error.code;
 };
-function resolve(input: Record<string, unknown>, config: ModelConfig = model) {
+function resolve(input: Record<string, unknown>, config: ImageModelConfig = model) {
   const parsed = parseImageRequest(input);
   if (!parsed.ok) throw new Error(`${parsed.error.code}: ${parsed.error.message}`);
   return resolveImageRequest(parsed.value, config);
@@ -110,7 +110,7 @@ describe('resolveImageRequest', () => {
   });
 
   it('checks references, resolution and quality against the model', () => {
-    const plain: ModelConfig = { id: 'plain', type: 'image' };
+    const plain: ImageModelConfig = { id: 'plain', type: 'image' };
     expect(resolve(body({ reference_images: [PNG_2x1] }), plain)).toEqual({
       ok: false,
       error: { code: 'invalid_parameter', message: 'reference_images is not taken by the model plain.' },

@@ -1,4 +1,4 @@
-import type { ModelConfig } from '@tollgate/core';
+import type { ChatModelConfig } from '@tollgate/core';
 
 /** The part type each input modality brings. */
 const MODALITY_PARTS: Record<string, string> = { image: 'image_url', file: 'file', video: 'video_url', audio: 'audio_url' };
@@ -7,7 +7,7 @@ const MODALITY_PARTS: Record<string, string> = { image: 'image_url', file: 'file
  * The content-part types a model reads: text always, plus `model.part_types` when set, else one
  * type per input modality (image -> image_url, file -> file, video -> video_url, audio -> audio_url).
  */
-export function readablePartTypes(model: ModelConfig): Set<string> {
+export function readablePartTypes(model: ChatModelConfig): Set<string> {
   const types = new Set(['text']);
   if (model.part_types !== undefined) {
     for (const type of model.part_types) types.add(type);

@@ -1,4 +1,4 @@
-import type { ChatRequest, ModelConfig, Result } from '@tollgate/core';
+import type { ChatRequest, ChatModelConfig, Result } from '@tollgate/core';
 import { fail, type Invalid } from './fail';
 import type { ParsedChatRequest } from './parse-chat-request';
 import { readablePartTypes } from './readable-part-types';
@@ -18,7 +18,7 @@ export const FALLBACK_OUTPUT_TOKENS = 4_096;
  * const resolved = resolveChatRequest(chat.parsed, model);
  * if (!resolved.ok) return refuse(resolved);
  */
-export function resolveChatRequest(parsed: ParsedChatRequest, model: ModelConfig): ResolveChatRequestResult {
+export function resolveChatRequest(parsed: ParsedChatRequest, model: ChatModelConfig): ResolveChatRequestResult {
   if (parsed.remoteMedia !== undefined) return fail('remote_media', parsed.remoteMedia);
   if (parsed.shapeProblem !== undefined) return fail('invalid_request', parsed.shapeProblem);
   if (parsed.partUses.length > 0) {
@@ -33,7 +33,7 @@ export function resolveChatRequest(parsed: ParsedChatRequest, model: ModelConfig
 }
 
 /** The output limit: requested and lowered to the model's maximum, else the model's default. */
-export function outputLimit(requested: number | undefined, model: ModelConfig): number {
+export function outputLimit(requested: number | undefined, model: ChatModelConfig): number {
   const max = model.max_output_tokens;
   const wanted = requested ?? model.default_output_tokens ?? max ?? FALLBACK_OUTPUT_TOKENS;
   return max !== undefined && wanted > max ? max : wanted;

@@ -1,4 +1,4 @@
-import type { ModelConfig, Result } from '@tollgate/core';
+import type { ImageModelConfig, Result } from '@tollgate/core';
 import { fail, type Invalid } from './fail';
 import { imageDimensions } from './image-dimensions';
 import { nearestAspectRatio } from './nearest-aspect-ratio';
@@ -31,7 +31,7 @@ export type ResolveImageRequestResult = Result<ResolvedImageRequest, Invalid>;
  * const resolved = resolveImageRequest(image.parsed, model);
  * if (!resolved.ok) return refuse(resolved);
  */
-export function resolveImageRequest(parsed: ParsedImageRequest, model: ModelConfig): ResolveImageRequestResult {
+export function resolveImageRequest(parsed: ParsedImageRequest, model: ImageModelConfig): ResolveImageRequestResult {
   const references = parsed.reference_images;
   const linked = references.findIndex((reference) => !/^data:/i.test(reference));
   if (linked !== -1) return fail('remote_media', `reference_images[${linked}] links a URL; reference images must be inline data: URLs.`);

@@ -1,6 +1,6 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { createSseDecoder } from '@tollgate/sse';
-import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import { openUpstreamStream } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
 import { checkReply } from '../http/check-reply';
@@ -18,9 +18,9 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * OpenAI-shaped input and output. Errors are mapped as docs/providers.md describes.
  * @example
  * const provider = anthropic({ apiKey: process.env.ANTHROPIC_API_KEY });
- * const reply = await provider.chat!(request, { upstream: 'claude-sonnet-4-5' });
+ * const reply = await provider.chat(request, { upstream: 'claude-sonnet-4-5' });
  */
-export function anthropic(settings: ProviderSettings = {}): Provider {
+export function anthropic(settings: ProviderSettings = {}): ChatProvider {
   const baseURL = (settings.baseURL ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
   const transport: JsonTarget = {
     url: `${baseURL}/messages`,

@@ -1,8 +1,7 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { createSseDecoder } from '@tollgate/sse';
 import { openUpstreamStream } from '../http/open-upstream-stream';
-import { ProviderError, type CallOptions, type ChatStream, type Provider, type ProviderChatRequest, type ProviderSettings } from '../provider';
-import type { GeminiResponse } from './gemini-api';
+import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ImageProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import { geminiImages } from './gemini-images';
 import { createGeminiStream } from './gemini-stream';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
@@ -15,9 +14,9 @@ import { geminiUrl, postGemini, readGeminiReply, type GeminiTransport } from './
  * OpenAI-shaped input and output. Errors are mapped as docs/providers.md describes.
  * @example
  * const provider = gemini({ apiKey: process.env.GEMINI_API_KEY });
- * const reply = await provider.chat!(request, { upstream: 'gemini-2.5-flash' });
+ * const reply = await provider.chat(request, { upstream: 'gemini-2.5-flash' });
  */
-export function gemini(settings: ProviderSettings = {}): Provider {
+export function gemini(settings: ProviderSettings = {}): ChatProvider & ImageProvider {
   const transport: GeminiTransport = {
     baseURL: (settings.baseURL ?? 'https://generativelanguage.googleapis.com/v1beta').replace(/\/+$/, ''),
     headers: { 'content-type': 'application/json', ...settings.headers, ...(settings.apiKey ? { 'x-goog-api-key': settings.apiKey } : {}) },

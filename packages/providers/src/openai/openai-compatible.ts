@@ -1,6 +1,6 @@
-import { ProviderError, type Provider, type ProviderSettings } from '../provider';
-import { isOpenAIChatCompletion } from './openai-api';
+import { type ImageProvider, type PassThroughChatProvider, ProviderError, type ProviderSettings } from '../provider';
 import { convertToOpenAIRequest } from './convert-to-openai-request';
+import { isOpenAIChatCompletion } from './openai-api';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
 import { openaiChatStream } from './openai-chat-stream';
 import { openaiRawReply } from './openai-raw-reply';
@@ -17,7 +17,7 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  * const local = openaiCompatible({ baseURL: 'http://127.0.0.1:8000/v1', apiKey: process.env.KEY });
  * const stream = await local.chatStream(request, { upstream: 'gpt-4o-mini', signal });
  */
-export function openaiCompatible(settings: ProviderSettings = {}): Provider {
+export function openaiCompatible(settings: ProviderSettings = {}): PassThroughChatProvider & ImageProvider {
   const baseURL = (settings.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const fetch = settings.fetch ?? globalThis.fetch.bind(globalThis);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...settings.headers };
@@ -38,7 +38,7 @@ export function openaiCompatible(settings: ProviderSettings = {}): Provider {
     }
   }
 
-  const provider: Provider = {
+  const provider: PassThroughChatProvider & ImageProvider = {
     kind: 'openai-compatible',
     zeroDataRetention: settings.zeroDataRetention ?? false,
 

@@ -1,4 +1,4 @@
-import type { CallOptions, Provider, ProviderSettings, SearchResult } from '../provider';
+import type { CallOptions, ProviderSettings, SearchProvider, SearchResult } from '../provider';
 import * as v from 'valibot';
 import { checkReply } from '../http/check-reply';
 import { toPublishedAt } from './published-at';
@@ -72,9 +72,9 @@ export function braveRetryAfter(headers: Headers): number | undefined {
  *
  * @example
  * const provider = brave({ apiKey: process.env.BRAVE_API_KEY });
- * await provider.search!({ query: 'tollgate', max_results: 5 }, { upstream: 'brave' });
+ * await provider.search({ query: 'tollgate', max_results: 5 }, { upstream: 'brave' });
  */
-export function brave(settings: ProviderSettings): Provider {
+export function brave(settings: ProviderSettings): SearchProvider {
   if (!settings.apiKey) throw new TypeError('brave: apiKey is required (the X-Subscription-Token)');
   const apiKey = settings.apiKey;
   const base = (settings.baseURL ?? 'https://api.search.brave.com/res/v1').replace(/\/+$/, '');

@@ -1,4 +1,4 @@
-import type { CallOptions, Provider, ProviderSettings, SearchResult } from '../provider';
+import type { CallOptions, ProviderSettings, SearchProvider, SearchResult } from '../provider';
 import * as v from 'valibot';
 import { checkReply } from '../http/check-reply';
 import { toPublishedAt } from './published-at';
@@ -45,9 +45,9 @@ export function searxngResults(reply: unknown, max: number): SearchResult[] {
  *
  * @example
  * const provider = searxng({ baseURL: 'http://searxng.internal:8080' });
- * await provider.search!({ query: 'tollgate', max_results: 5 }, { upstream: 'searxng' });
+ * await provider.search({ query: 'tollgate', max_results: 5 }, { upstream: 'searxng' });
  */
-export function searxng(settings: ProviderSettings): Provider {
+export function searxng(settings: ProviderSettings): SearchProvider {
   if (!settings.baseURL) throw new TypeError('searxng: baseURL is required (the self-hosted instance)');
   const base = settings.baseURL.replace(/\/+$/, '');
   const fetch = settings.fetch ?? globalThis.fetch;

@@ -1,0 +1,85 @@
+import { type ChatCompletionChunk, errorRecord, type Usage } from '@tollgate/core';
+import { SSE_DONE, SSE_KEEPALIVE, sseData, sseError } from '@tollgate/sse';
+import type { DeliveringFormat } from './metered-stream';
+import { readUsage } from './read-usage';
+
+/** Options of {@link chatSseFormat}. */
+export interface ChatSseFormatOptions {
+  /** The `chatcmpl-` id every chunk carries. */
+  id: string;
+  /** The model id the client sent. */
+  model: string;
+  /** Whether the client asked for the usage chunk. */
+  includeUsage: boolean;
+  /**
+   * The usage to show in the usage chunk when the upstream reported none (the estimate the account
+   * is charged). Without it such a stream has no usage chunk even when the client asked for one.
+   */
+  usageFallback?: (deliveredText: string) => Usage;
+  /** Padding for the `obfuscation` field of every chunk. */
+  obfuscate: () => string;
+  /** The clock, for the usage chunk's `created` when no chunk came. */
+  now: () => number;
+}
+
+/** The SSE rewrite of a chat stream, and what it delivered (for settlement). */
+export type ChatSseFormat = DeliveringFormat<ChatCompletionChunk>;
+
+const encoder = new TextEncoder();
+const DONE = encoder.encode(SSE_DONE);
+const KEEPALIVE = encoder.encode(SSE_KEEPALIVE);
+
+/**
+ * The client's SSE events from the provider's chunks: `id` and `model` rewritten, `obfuscation`
+ * added, the usage chunk held back and sent just before `[DONE]` only when asked, `finish_reason: ""`
+ * sent as null, and one `JSON.stringify` per chunk.
+ */
+export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
+  const { id, model, obfuscate } = options;
+  let usage: Usage | undefined;
+  let created: number | undefined;
+  let delivered = '';
+  return {
+    keepalive: KEEPALIVE,
+    get usage() {
+      return usage;
+    },
+    get delivered() {
+      return delivered;
+    },
+    item(chunk) {
+      created ??= chunk.created;
+      if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
+      if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined; // the usage chunk: sent (if asked) just before [DONE]
+      for (const choice of chunk.choices) {
+        choice.delta ??= {};
+        const delta = choice.delta;
+        // Some compatible servers send "" until the end; the spec's value there is null.
+        const reason: unknown = choice.finish_reason;
+        if (reason === '') choice.finish_reason = null;
+        if (typeof delta.content === 'string') delivered += delta.content;
+        if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+      }
+      chunk.id = id;
+      chunk.model = model;
+      chunk.usage = undefined;
+      chunk.obfuscation = obfuscate();
+      return encoder.encode(sseData(JSON.stringify(chunk)));
+    },
+    done() {
+      const shown = options.includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
+      if (!shown) return DONE;
+      const usageChunk = JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created: created ?? Math.floor(options.now() / 1000),
+        model,
+        choices: [],
+        usage: shown,
+        obfuscation: obfuscate(),
+      });
+      return encoder.encode(sseData(usageChunk) + SSE_DONE);
+    },
+    errorEvent: (code) => encoder.encode(sseError(errorRecord(code))),
+  };
+}
