@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { sqliteStore } from '@tollgate/store-sqlite';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packProject, ROOT, type PackedProject } from './test/pack-project';
+import { installedVersion, packProject, ROOT, type PackedProject } from './test/pack-project';
 import { runEmbed, runtimeBinary } from './test/run-embed';
 
 // What a user gets from npm: every public package packed, installed from the tarballs into a
@@ -55,9 +55,11 @@ describe('the packed packages, installed in a fresh project', () => {
   let project: PackedProject;
   let nodenext: Compiled;
   let bundler: Compiled;
+  let bunTypes: Compiled;
 
   beforeAll(async () => {
-    project = await packProject(['hono', '@hono/node-server', '@types/node']);
+    // Bun's types at the pinned Bun's version, for bun.ts (the workspace has no use for them).
+    project = await packProject(['hono', '@hono/node-server', '@types/node'], { '@types/bun': installedVersion('bun') });
     const src = join(project.dir, 'src');
     for (const file of EXAMPLES) copyFileSync(join(HERE, file), join(src, file));
     // Every entry point of every public package, loaded and listed by an ESM consumer, and every
@@ -93,10 +95,29 @@ describe('the packed packages, installed in a fresh project', () => {
         'src/entry-points.cts',
       ]),
     );
+    // Bun: bun.ts with Bun's types instead of Node's. Their declarations expect a newer @types/node
+    // than Node 20's, so library files are not checked here; the packages' own are, by the configs above.
+    writeFileSync(
+      join(project.dir, 'tsconfig.bun.json'),
+      JSON.stringify({
+        compilerOptions: {
+          ...strict,
+          skipLibCheck: true,
+          types: ['bun'],
+          module: 'esnext',
+          moduleResolution: 'bundler',
+          lib: ['ESNext'],
+          allowImportingTsExtensions: true,
+          noEmit: true,
+        },
+        files: ['src/bun.ts'],
+      }),
+    );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     // The nodenext build also emits the JavaScript the Node examples run from.
     nodenext = await compile(project.dir, process.execPath, [tsc, '-p', 'tsconfig.nodenext.json']);
     bundler = await compile(project.dir, process.execPath, [tsc, '-p', 'tsconfig.bundler.json']);
+    bunTypes = await compile(project.dir, process.execPath, [tsc, '-p', 'tsconfig.bun.json']);
   }, 600_000);
 
   afterAll(() => project?.remove());
@@ -107,6 +128,10 @@ describe('the packed packages, installed in a fresh project', () => {
 
   it('typechecks as a strict consumer with moduleResolution bundler', () => {
     expect(bundler).toEqual({ code: 0, output: '' });
+  });
+
+  it("typechecks the Bun example with Bun's types", () => {
+    expect(bunTypes).toEqual({ code: 0, output: '' });
   });
 
   it('loads every entry point as ESM, and as CJS where it offers require, with the same exports and the promised names', async () => {

@@ -76,17 +76,17 @@ export interface PackedProject {
 }
 
 /** The version the workspace has installed, so the temp project's install comes from npm's cache. */
-function installedVersion(name: string): string {
+export function installedVersion(name: string): string {
   return readJson(join(ROOT, 'node_modules', name, 'package.json')).version;
 }
 
 /**
- * Packs every public package and installs the tarballs, their peer dependencies and `extra`
- * packages (at the workspace's versions), into `<temp>/project`. Install scripts are skipped: better-sqlite3's native build is
+ * Packs every public package and installs the tarballs, their peer dependencies, `extra`
+ * packages (at the workspace's versions) and `pinned` ones (name -> version), into `<temp>/project`. Install scripts are skipped: better-sqlite3's native build is
  * the workspace's own when it is the same version for this same Node (the same ABI), so it is not
  * compiled a second time; otherwise it is rebuilt.
  */
-export async function packProject(extra: string[]): Promise<PackedProject> {
+export async function packProject(extra: string[], pinned: Record<string, string> = {}): Promise<PackedProject> {
   const temp = mkdtempSync(join(tmpdir(), 'tollgate-pack-'));
   const remove = () => rmSync(temp, { recursive: true, force: true });
   try {
@@ -104,6 +104,7 @@ export async function packProject(extra: string[]): Promise<PackedProject> {
     for (const { name, version } of packages) dependencies[name] = `file:${join(tarballs, `${name.replace('@', '').replace('/', '-')}-${version}.tgz`)}`;
     // Every peer too, so that every entry point can load: a user of an entry point installs its peer.
     for (const name of [...extra, ...packages.flatMap(({ peers }) => peers)]) dependencies[name] ??= installedVersion(name);
+    Object.assign(dependencies, pinned);
     const dir = join(temp, 'project');
     mkdirSync(join(dir, 'src'), { recursive: true });
     const tollgate = Object.fromEntries(Object.entries(dependencies).filter(([name]) => name.startsWith('@tollgate/')));
