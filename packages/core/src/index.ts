@@ -18,7 +18,18 @@ export type { Timers } from './timers';
 export { withinDeadline } from './within-deadline';
 export type { DeadlineMissed, WithinDeadlineOptions } from './within-deadline';
 export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
-export type { ChatModelConfig, ChatPrice, ImageModelConfig, ImagePrice, ModelConfig, ModelConfigBase, ModelRecord, ModelRoute, ModelType, SearchModelConfig } from './models';
+export type {
+  ChatModelConfig,
+  ChatPrice,
+  ImageModelConfig,
+  ImagePrice,
+  ModelConfig,
+  ModelConfigBase,
+  ModelRecord,
+  ModelRoute,
+  ModelType,
+  SearchModelConfig,
+} from './models';
 export type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -37,5 +48,20 @@ export type {
   ToolChoice,
   Usage,
 } from './chat';
-export type { ResponseContentPart, ResponseEcho, ResponseFunctionCallItem, ResponseFunctionTool, ResponseItemStatus, ResponseMessageItem, ResponseObject, ResponseOutputItem, ResponseOutputText, ResponseStatus, ResponseStreamEvent, ResponseTextFormat, ResponseToolChoice, ResponseUsage } from './responses';
+export type {
+  ResponseContentPart,
+  ResponseEcho,
+  ResponseFunctionCallItem,
+  ResponseFunctionTool,
+  ResponseItemStatus,
+  ResponseMessageItem,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseOutputText,
+  ResponseStatus,
+  ResponseStreamEvent,
+  ResponseTextFormat,
+  ResponseToolChoice,
+  ResponseUsage,
+} from './responses';
 export type { ResponseFormat } from './chat';

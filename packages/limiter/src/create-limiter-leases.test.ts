@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createLimiter } from './create-limiter';
-import { account, setup, T0 } from './test-setup';
+import { account, setup, T0 } from '../test/test-setup';
 import { limiterKeys } from './limiter-keys';
 import { memoryLimiter } from './memory-limiter';
 import type { LimiterStore } from './store';

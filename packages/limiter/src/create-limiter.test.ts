@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { account, setup } from './test-setup';
+import { account, setup } from '../test/test-setup';
 
 describe('createLimiter: plan rate limits', () => {
   // The spec's table: burst = 1 + rpm / 10, pace = rpm / 60 per second.

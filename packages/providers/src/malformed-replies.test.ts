@@ -115,7 +115,18 @@ describe('a malformed upstream reply is upstream_error', () => {
       expect([error.code, error.accepted], JSON.stringify(body)).toEqual(['upstream_error', true]);
     }
     // A block type Tollgate does not read (a server tool's) is left out, not a failure.
-    const provider = anthropic({ baseURL: 'http://upstream.test/v1', apiKey: 'k', fetch: answers(message({ content: [{ type: 'server_tool_use', id: 's' }, { type: 'text', text: 'hi' }] })) });
+    const provider = anthropic({
+      baseURL: 'http://upstream.test/v1',
+      apiKey: 'k',
+      fetch: answers(
+        message({
+          content: [
+            { type: 'server_tool_use', id: 's' },
+            { type: 'text', text: 'hi' },
+          ],
+        }),
+      ),
+    });
     expect((await provider.chat!(hello, call)).choices[0]?.message.content).toBe('hi');
   });
 
@@ -147,7 +158,13 @@ describe('a malformed upstream reply is upstream_error', () => {
   });
 
   it('Brave: a reply that is no object, web.results that are no list, or a result that is no object', async () => {
-    for (const body of [null, 'results', { web: 'none' }, { web: { results: { url: 'https://example.com' } } }, { web: { results: ['https://example.com'] } }]) {
+    for (const body of [
+      null,
+      'results',
+      { web: 'none' },
+      { web: { results: { url: 'https://example.com' } } },
+      { web: { results: ['https://example.com'] } },
+    ]) {
       const provider = brave({ apiKey: 'k', fetch: answers(body) });
       const error = await failure(provider.search!({ query: 'q', max_results: 5 }, call));
       expect([error.code, error.accepted], JSON.stringify(body)).toEqual(['upstream_error', true]);

@@ -10,7 +10,7 @@ export interface RecordedRequest {
   /** Lower-cased header names. */
   headers: Record<string, string>;
   /** The parsed JSON body; undefined when there was none or it was not JSON. */
-  // `any`: tests read arbitrary fields of whatever was sent.
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary fields of whatever was sent.
   body: any;
 }
 

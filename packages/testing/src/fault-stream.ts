@@ -41,7 +41,7 @@ export function faultStream(events: string[], options: FaultStreamOptions): Read
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   const onAbort = () => {
     if (closed) return;
-    controllerRef?.error(options.signal!.reason);
+    controllerRef?.error(options.signal?.reason);
     finish();
   };
 
@@ -87,7 +87,7 @@ export function faultStream(events: string[], options: FaultStreamOptions): Read
           }
           if (closed) return;
         }
-        const text = fault?.kind === 'malformed' && at === fault.afterChunks ? options.malformed : events[at]!;
+        const text = fault?.kind === 'malformed' && at === fault.afterChunks ? options.malformed : (events[at] ?? '');
         sent++;
         controller.enqueue(encoder.encode(text));
       },

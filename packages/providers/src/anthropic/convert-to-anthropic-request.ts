@@ -120,8 +120,8 @@ function toolUseId(id: string): string {
  */
 function inToolLoop(messages: ChatMessage[]): boolean {
   for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    if (message.role === 'assistant') return (message.tool_calls?.length ?? 0) > 0;
+    const message = messages[index];
+    if (message?.role === 'assistant') return (message.tool_calls?.length ?? 0) > 0;
   }
   return false;
 }

@@ -1,7 +1,15 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { createSseDecoder } from '@tollgate/sse';
 import { openUpstreamStream } from '../http/open-upstream-stream';
-import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ImageProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import {
+  ProviderError,
+  type CallOptions,
+  type ChatStream,
+  type ChatProvider,
+  type ImageProvider,
+  type ProviderChatRequest,
+  type ProviderSettings,
+} from '../provider';
 import { geminiImages } from './gemini-images';
 import { createGeminiStream } from './gemini-stream';
 import { convertToGeminiRequest } from './convert-to-gemini-request';

@@ -15,7 +15,12 @@ import type { UpstreamCall } from './post-openai';
 export function openaiChatStream(call: UpstreamCall, signal: AbortSignal | undefined): ChatStream {
   // One stream over the body's own reader, with a push parser, rather than a decoder
   // TransformStream in between: a promise hop fewer per SSE event on the hot path.
-  const reader = call.response.body!.getReader();
+  const body = call.response.body;
+  if (body === null) {
+    call.unlink();
+    throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });
+  }
+  const reader = body.getReader();
   const events: SseEvent[] = [];
   const parser = createSseParser((event) => events.push(event));
   let next = 0;

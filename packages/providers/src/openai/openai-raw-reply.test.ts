@@ -43,7 +43,7 @@ describe('openaiRawReply: delivered text', () => {
     const args = chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"q":' } }] });
     const parts = [
       chunk({ role: 'assistant', content: 'Hé' }),
-      ': keepalive\n\n' + chunk({ content: 'llo' }),
+      `: keepalive\n\n${chunk({ content: 'llo' })}`,
       args,
       chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }),
       'data: [DONE]\n\n',

@@ -10,7 +10,8 @@ function native(fake: ReturnType<typeof fakeOpenAIResponses>) {
 
 async function all(stream: ReadableStream<ResponsesWireEvent>): Promise<ResponsesWireEvent[]> {
   const events: ResponsesWireEvent[] = [];
-  for await (const event of stream) events.push(event);
+  const reader = stream.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) events.push(read.value);
   return events;
 }
 

@@ -60,8 +60,8 @@ export function braveRetryAfter(headers: Headers): number | undefined {
   const numbers = (name: string) => (headers.get(name) ?? '').split(',').map((value) => (/^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN));
   const resets = numbers('x-ratelimit-reset');
   const remaining = numbers('x-ratelimit-remaining');
-  const exhausted = remaining.findIndex((value) => value === 0);
-  const reset = resets[exhausted >= 0 ? exhausted : 0];
+  const exhausted = remaining.indexOf(0);
+  const reset = resets[Math.max(exhausted, 0)];
   return reset !== undefined && Number.isFinite(reset) && reset >= 0 ? reset : undefined;
 }
 

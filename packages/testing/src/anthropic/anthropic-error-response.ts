@@ -57,7 +57,7 @@ const NEUTRAL: Record<string, { type: string; message: string }> = {
   content_filter: { type: 'invalid_request_error', message: 'Output blocked by content filtering policy' },
   invalid_api_key: { type: 'authentication_error', message: 'invalid x-api-key' },
   model_not_found: { type: 'not_found_error', message: 'model: claude-unknown' },
-  rate_limit_exceeded: { type: 'rate_limit_error', message: MESSAGES.rate_limit_error! },
+  rate_limit_exceeded: { type: 'rate_limit_error', message: MESSAGES.rate_limit_error ?? '' },
 };
 
 /** The type and message of an error for a status and an optional neutral code or Anthropic type. */

@@ -59,7 +59,7 @@ function chooseToolCalls(request: AnthropicWireRequest, calls: FakeToolCall[] | 
   const answered = Array.isArray(last?.content) && last.content.some((block) => block.type === 'tool_result');
   if (answered && choice?.type !== 'any' && choice?.type !== 'tool') return [];
   let chosen = choice?.type === 'tool' ? calls.filter((call) => call.name === choice.name) : calls;
-  if (choice?.type === 'tool' && chosen.length === 0) chosen = [{ name: choice.name!, arguments: '{}' }];
+  if (choice?.type === 'tool' && chosen.length === 0) chosen = [{ name: choice.name ?? '', arguments: '{}' }];
   return choice?.disable_parallel_tool_use ? chosen.slice(0, 1) : chosen;
 }
 

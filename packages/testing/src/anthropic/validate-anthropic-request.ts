@@ -58,9 +58,10 @@ export function validateAnthropicRequest(body: unknown): ValidateAnthropicResult
   if (tools) return fail(tools);
   const thinking = request.thinking;
   if (thinking?.type === 'enabled') {
-    if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens! < 1024)
+    const budget = thinking.budget_tokens;
+    if (budget === undefined || !Number.isInteger(budget) || budget < 1024)
       return fail('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
-    if (request.max_tokens <= thinking.budget_tokens!)
+    if (request.max_tokens <= budget)
       return fail(
         '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
       );
@@ -89,7 +90,7 @@ function validateMessages(messages: AnthropicWireRequest['messages']): string | 
   for (const [index, message] of messages.entries()) {
     if (message?.role !== 'user' && message?.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     if (index === 0 && message.role !== 'user') return 'messages: first message must use the "user" role';
-    if (index > 0 && messages[index - 1]!.role === message.role) {
+    if (index > 0 && messages[index - 1]?.role === message.role) {
       return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
     }
     const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;

@@ -58,7 +58,7 @@ export function fakeGemini(options: FakeGeminiOptions = {}): FakeUpstream {
           "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
       });
     if (options.apiKey !== undefined && key !== options.apiKey) return geminiErrorResponse(400, { code: 'invalid_api_key' });
-    const model = decodeURIComponent(matched[1]!);
+    const model = decodeURIComponent(matched[1] ?? '');
     const streamed = matched[2] === 'streamGenerateContent';
     const sseMode = url.searchParams.get('alt') === 'sse';
     if (fault?.kind === 'status' && fault.code !== 'content_filter') {

@@ -48,7 +48,7 @@ export interface GeminiErrorOptions {
 export function geminiErrorBody(status: number, options: GeminiErrorOptions = {}): GeminiErrorBody {
   const { code } = options;
   let rpc = code && MESSAGES[code] ? code : (RPC_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'));
-  let message = MESSAGES[rpc] ?? MESSAGES.INTERNAL!;
+  let message = MESSAGES[rpc] ?? MESSAGES.INTERNAL ?? '';
   const details: Record<string, unknown>[] = [];
   if (code === 'context_length_exceeded') message = 'The input token count (1048590) exceeds the maximum number of tokens allowed (1048576).';
   if (status === 413) message = 'Request payload size exceeds the limit: 20971520 bytes.';

@@ -131,8 +131,9 @@ function validateTurns(contents: GeminiWireRequest['contents'], model: string): 
         return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
       }
     }
-    if (calls.length > 0 && index > currentTurn && isGemini3(model) && !calls[0]!.thoughtSignature) {
-      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${calls[0]!.functionCall!.name}\` , position ${index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+    const firstCall = calls[0];
+    if (firstCall !== undefined && index > currentTurn && isGemini3(model) && !firstCall.thoughtSignature) {
+      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${firstCall.functionCall?.name}\` , position ${index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
     }
   }
   return undefined;

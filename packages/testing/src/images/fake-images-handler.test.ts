@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { fakeImagesHandler, type FakeImagesOptions } from './fake-images-handler';
-import { inflate, readPngChunks } from './png-reader.fixture';
+import { inflate, readPngChunks } from '../../test/png-reader.fixture';
 
 const URL_ = 'http://fake.test/v1/images/generations';
 

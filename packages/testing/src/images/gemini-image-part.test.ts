@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { geminiImagePart } from './gemini-image-part';
-import { readPngChunks } from './png-reader.fixture';
+import { readPngChunks } from '../../test/png-reader.fixture';
 
 describe('geminiImagePart', () => {
   it('holds a valid PNG of the size in a Gemini inlineData part', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { crc32 } from './crc32';
 import { makePng } from './make-png';
-import { inflate, readPngChunks, unfilterRgb } from './png-reader.fixture';
+import { inflate, readPngChunks, unfilterRgb } from '../../test/png-reader.fixture';
 
 /** This process's CPU time in ms: unlike wall time, it does not grow while other processes share the cores. */
 function cpuMs(): number {

@@ -63,13 +63,20 @@ const BY_CODE: Record<string, Defaults> = {
   },
 };
 
+/** A code's defaults; every code named here is in {@link BY_CODE}, so the throw never runs. */
+function byCode(code: string): Defaults {
+  const defaults = BY_CODE[code];
+  if (defaults === undefined) throw new Error(`openai-error: no defaults for ${code}`);
+  return defaults;
+}
+
 const BY_STATUS: Record<number, Defaults> = {
   400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
-  401: BY_CODE.invalid_api_key!,
+  401: byCode('invalid_api_key'),
   403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory', message: 'Country, region, or territory not supported' },
-  404: BY_CODE.model_not_found!,
+  404: byCode('model_not_found'),
   413: { type: 'invalid_request_error', code: null, message: 'Request too large.' },
-  429: BY_CODE.rate_limit_exceeded!,
+  429: byCode('rate_limit_exceeded'),
   500: { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
   502: { type: 'server_error', code: null, message: 'Bad gateway.' },
   // A plain 503 is an unavailable upstream; pass OpenAI's 'The server is overloaded or not ready yet.' as the message for an overloaded one.

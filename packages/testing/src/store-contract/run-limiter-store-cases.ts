@@ -103,7 +103,7 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
 
       it('takes all semaphores or none', async () => {
         const account = { key: key('flight'), max: 2 };
-        const service = { key: '{$service}:flight:' + scope, max: 1 };
+        const service = { key: `{$service}:flight:${scope}`, max: 1 };
         expect(await store.acquire([account, service], 'a', 60_000, T0)).toEqual({ ok: true });
         expect(await store.acquire([account, service], 'b', 60_000, T0)).toEqual({ ok: false, error: { index: 1 } });
         expect(await store.inFlight(account.key, T0)).toBe(1);

@@ -1,4 +1,4 @@
-import { crc32 } from './crc32';
+import { crc32 } from '../src/images/crc32';
 
 /** One PNG chunk as read back in tests. */
 export interface PngChunk {

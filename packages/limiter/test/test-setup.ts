@@ -1,7 +1,7 @@
 /** Test helper (not exported): a limiter on a fresh memory store with a clock the test moves. */
 import type { Plan } from '@tollgate/core';
-import { createLimiter, type LimiterOptions } from './create-limiter';
-import { memoryLimiter } from './memory-limiter';
+import { createLimiter, type LimiterOptions } from '../src/create-limiter';
+import { memoryLimiter } from '../src/memory-limiter';
 
 /** The tests' start of time, unix milliseconds. */
 export const T0 = 1_700_000_000_000;
