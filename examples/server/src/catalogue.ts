@@ -234,8 +234,9 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
   const providers: Record<string, Provider> = {};
   for (const [name, value] of Object.entries(file.providers as Record<string, unknown>)) {
     const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; headers?: unknown };
-    const factory = typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined;
-    if (!factory) fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')} (got ${JSON.stringify(spec?.kind) ?? 'nothing'})`);
+    const factory =
+      (typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined) ??
+      fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')} (got ${JSON.stringify(spec?.kind) ?? 'nothing'})`);
     const settings: ProviderSettings = { fetch: upstreamFetch };
     if (spec.baseURL !== undefined) {
       if (typeof spec.baseURL !== 'string') fail(`provider "${name}": "baseURL" must be a string`);
@@ -262,7 +263,7 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     // The factories refuse settings they cannot run with (brave without a key, searxng without
     // baseURL); say so as a configuration error naming the provider, not a stack trace.
     try {
-      providers[name] = factory!(settings);
+      providers[name] = factory(settings);
     } catch (error) {
       fail(`provider "${name}": ${(error as Error).message}`);
     }
@@ -274,7 +275,7 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
     const { id, type } = config;
     if (type !== 'chat' && type !== 'image' && type !== 'search') fail(`model ${id}: "type" must be chat, image or search`);
     if (config.plan !== undefined && !isPlan(config.plan)) fail(`model ${config.id}: "plan" must be free, plus, pro or max`);
-    if (config.type === 'chat' && (!Number.isSafeInteger(config.max_output_tokens) || config.max_output_tokens! < 1)) {
+    if (config.type === 'chat' && !(Number.isSafeInteger(config.max_output_tokens) && (config.max_output_tokens ?? 0) >= 1)) {
       fail(`model ${config.id}: chat models need "max_output_tokens" (a positive integer)`);
     }
     return config;

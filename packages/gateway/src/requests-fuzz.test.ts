@@ -45,8 +45,12 @@ type Path = (string | number)[];
 
 /** Every path to a value inside the body (not the body itself). */
 function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
-  if (Array.isArray(value)) value.forEach((item, index) => (out.push([...prefix, index]), pathsOf(item, [...prefix, index], out)));
-  else if (typeof value === 'object' && value !== null) {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      out.push([...prefix, index]);
+      pathsOf(item, [...prefix, index], out);
+    }
+  } else if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
       out.push([...prefix, key]);
       pathsOf(item, [...prefix, key], out);

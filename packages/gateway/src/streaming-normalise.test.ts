@@ -4,19 +4,18 @@ import { chatBody, readEvents, setup } from '../test/test-harness';
 describe('stream normalisation of compatible upstreams', () => {
   it('turns finish_reason "" into null and sends the estimated usage when the upstream reports none', async () => {
     // An upstream that sends finish_reason "" on content chunks and no usage chunk at all.
-    const body =
-      [
-        {
-          id: 'x',
-          object: 'chat.completion.chunk',
-          created: 1,
-          model: 'm',
-          choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi there' }, finish_reason: '' }],
-        },
-        { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
-      ]
-        .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-        .join('') + 'data: [DONE]\n\n';
+    const body = `${[
+      {
+        id: 'x',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi there' }, finish_reason: '' }],
+      },
+      { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+    ]
+      .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+      .join('')}data: [DONE]\n\n`;
     const { openaiCompatible } = await import('@tollgate/providers');
     const provider = openaiCompatible({
       baseURL: 'http://compat.test/v1',

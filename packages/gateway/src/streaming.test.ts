@@ -115,7 +115,10 @@ function collect(response: Response) {
   const finished = (async () => {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return void (state.closed = true);
+      if (done) {
+        state.closed = true;
+        return;
+      }
       state.text += decoder.decode(value, { stream: true });
     }
   })();
@@ -155,7 +158,7 @@ function expectChunks(data: string[], includeUsage: boolean, upstreamIds: string
     expect('usage' in chunk).toBe(false);
     expect(chunk.choices).toHaveLength(1);
   }
-  chunks.slice(0, -1).forEach((chunk) => expect(chunk.choices[0]!.finish_reason).toBeNull());
+  for (const chunk of chunks.slice(0, -1)) expect(chunk.choices[0]!.finish_reason).toBeNull();
   expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
   const text = chunks.map((chunk) => chunk.choices[0]!.delta.content ?? '').join('');
   return { chunks, usageChunk, text };
@@ -559,7 +562,10 @@ describe('createChatStream over an upstream that reports no usage', () => {
 
   it('sends no usage chunk when the client did not ask, fallback or not', async () => {
     let asked = 0;
-    const data = await run(false, () => (asked++, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }));
+    const data = await run(false, () => {
+      asked++;
+      return { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    });
     expect(data.map((payload) => payload === '[DONE]' || (JSON.parse(payload) as Chunk).choices.length === 1)).toEqual([true, true, true, true]);
     expect(asked).toBe(0);
   });

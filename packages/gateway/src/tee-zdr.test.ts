@@ -93,14 +93,19 @@ function scriptedUpstream(parts: string[], then: 'end' | 'silent', contentType =
     let index = 0;
     let closed = false;
     const close = () => {
-      if (!closed) (closed = true), state.open--;
+      if (closed) return;
+      closed = true;
+      state.open--;
     };
     init?.signal?.addEventListener('abort', close, { once: true });
     const body = new ReadableStream<Uint8Array>(
       {
         pull(controller) {
           if (index < parts.length) return controller.enqueue(new TextEncoder().encode(parts[index++]!));
-          if (then === 'end') return (close(), controller.close());
+          if (then === 'end') {
+            close();
+            return controller.close();
+          }
           return new Promise<void>(() => undefined);
         },
         cancel: close,
@@ -121,7 +126,10 @@ function manualTime(start = 1_800_000_000_000) {
   let next = 0;
   const armed = new Map<number, { at: number; fn: () => void }>();
   const timers: Timers = {
-    setTimeout: (fn, ms) => (armed.set(++next, { at: time + ms, fn }), next),
+    setTimeout: (fn, ms) => {
+      armed.set(++next, { at: time + ms, fn });
+      return next;
+    },
     clearTimeout: (handle) => void armed.delete(handle as number),
   };
   const settle = async () => {
@@ -201,7 +209,10 @@ async function tee(
       baseURL: 'http://enclave.test/v1',
       apiKey: SECRET,
       fetch: options.enclaveFetch ?? recorder.fetch,
-      attest: () => (attests.enclave++, attest()),
+      attest: () => {
+        attests.enclave++;
+        return attest();
+      },
     }),
     enclave2: openaiCompatible({ baseURL: 'http://enclave2.test/v1', apiKey: SECRET, fetch: enclave2.fetch, attest: async () => void attests.enclave2++ }),
     plain: openaiCompatible({ baseURL: 'http://plain.test/v1', apiKey: SECRET, fetch: plain.fetch }),

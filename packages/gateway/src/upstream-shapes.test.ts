@@ -7,7 +7,7 @@ function upstreamSays(body: string, contentType = 'application/json') {
   return openaiCompatible({ baseURL: 'http://odd.test/v1', apiKey: 'k', fetch: async () => new Response(body, { headers: { 'content-type': contentType } }) });
 }
 
-const sse = (...events: unknown[]) => events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('') + 'data: [DONE]\n\n';
+const sse = (...events: unknown[]) => `${events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`;
 
 describe('upstream replies of odd shapes', () => {
   it('a stream chunk without delta: the client gets a valid chunk, the stream ends, slot and hold come back', async () => {

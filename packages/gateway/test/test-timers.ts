@@ -14,7 +14,12 @@ export interface ManualClock {
 /** A manual clock starting at a fixed time. */
 export function manualClock(start = 1_800_000_000_000): ManualClock {
   let time = start;
-  return { now: () => time, advance: (ms) => void (time += ms) };
+  return {
+    now: () => time,
+    advance: (ms) => {
+      time += ms;
+    },
+  };
 }
 
 /** Lets pending promise chains and stream pipes run. */

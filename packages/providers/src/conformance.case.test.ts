@@ -88,7 +88,8 @@ function assemble(chunks: ChatCompletionChunk[]) {
     for (const choice of chunk.choices) {
       content += choice.delta.content ?? '';
       for (const delta of choice.delta.tool_calls ?? []) {
-        const call = (calls[delta.index] ??= { arguments: '' });
+        calls[delta.index] ??= { arguments: '' };
+        const call = calls[delta.index]!;
         if (delta.id) call.id = delta.id;
         if (delta.function?.name) call.name = delta.function.name;
         call.arguments += delta.function?.arguments ?? '';

@@ -118,7 +118,7 @@ describe('parseChatRequest, first phase', () => {
   });
 
   it('gives invalid_output_limit for an output limit that is not a positive integer', () => {
-    for (const value of [0, -1, 1.5, 1e400]) {
+    for (const value of [0, -1, 1.5, Number.POSITIVE_INFINITY]) {
       expect(codeOf(body({ max_tokens: value }))).toBe('invalid_output_limit');
       expect(codeOf(body({ max_completion_tokens: value }))).toBe('invalid_output_limit');
     }

@@ -4,7 +4,7 @@ import { parseImageRequest } from './parse-image-request';
 import { base64Of, baselineJpeg, bytesOf, jpegWithDnlHeight, progressiveJpegWithExif, webpLossless } from './image-headers.fixture';
 import { resolveImageRequest } from './resolve-image-request';
 
-const PNG_2x1 = 'data:image/png;base64,' + btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00');
+const PNG_2x1 = `data:image/png;base64,${btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00')}`;
 const model: ImageModelConfig = { id: 'pix', type: 'image', max_reference_images: 2, resolutions: ['1k', '2k'], qualities: ['low', 'high'] };
 const body = (extra: Record<string, unknown> = {}) => ({ model: 'pix', prompt: 'a cat', ...extra });
 const codeOf = (input: Record<string, unknown>) => {
