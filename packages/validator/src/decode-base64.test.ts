@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64 } from './decode-base64';
-import { base64Of } from './image-headers.fixture';
+import { base64Of } from '../test/image-headers.fixture';
 
 /** This process's CPU time in ms: unlike wall time, it does not grow while other processes share the cores. */
 function cpuMs(): number {

@@ -11,7 +11,7 @@ import {
   webpExtended,
   webpLossless,
   webpLossy,
-} from './image-headers.fixture';
+} from '../test/image-headers.fixture';
 
 describe('imageDimensions', () => {
   it('reads the PNG IHDR', () => {

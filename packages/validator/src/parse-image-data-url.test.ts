@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { base64Of, baselineJpeg, gifHeader, pngHeader, webpLossy } from './image-headers.fixture';
+import { base64Of, baselineJpeg, gifHeader, pngHeader, webpLossy } from '../test/image-headers.fixture';
 import { parseImageDataUrl } from './parse-image-data-url';
 
 const png = pngHeader(64, 32);

@@ -1,7 +1,7 @@
 import type { ImageModelConfig } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { parseImageRequest } from './parse-image-request';
-import { base64Of, baselineJpeg, bytesOf, jpegWithDnlHeight, progressiveJpegWithExif, webpLossless } from './image-headers.fixture';
+import { base64Of, baselineJpeg, bytesOf, jpegWithDnlHeight, progressiveJpegWithExif, webpLossless } from '../test/image-headers.fixture';
 import { resolveImageRequest } from './resolve-image-request';
 
 const PNG_2x1 = `data:image/png;base64,${btoa('\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x40\x00\x00\x00\x20\x08\x02\x00\x00\x00')}`;

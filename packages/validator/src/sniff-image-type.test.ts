@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { base64Of, baselineJpeg, bytesOf, gifHeader, pngHeader, webpExtended, webpLossless, webpLossy } from './image-headers.fixture';
+import { base64Of, baselineJpeg, bytesOf, gifHeader, pngHeader, webpExtended, webpLossless, webpLossy } from '../test/image-headers.fixture';
 import { sniffBase64ImageType, sniffImageType } from './sniff-image-type';
 
 describe('sniffImageType', () => {
