@@ -2,6 +2,7 @@
  * Replies made below the gateway, by Node's HTTP parser, carry X-Service-Version and the error
  * envelope; an unknown method is the plain-text 405 (issue #20). Real sockets against the
  * reference server, and the listener alone for the header timeout (Node checks it every 30 s).
+ * Also what the @hono/node-server adapter answered bare: CONNECT and targets it cannot parse.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -77,6 +78,32 @@ describe('replies of the HTTP parser', () => {
     expect(JSON.parse(reply.body)).toEqual({
       error: { message: 'The request is not valid HTTP/1.1.', type: 'invalid_request_error', param: null, code: 'invalid_request_body' },
     });
+  });
+
+  it('CONNECT, which Node would drop without a word, is the plain-text 405', async () => {
+    const reply = parse(await raw(server.port, 'CONNECT /v1/models HTTP/1.1\r\nHost: a\r\n\r\n'));
+    expect(reply.status).toBe(405);
+    expect(reply.headers['x-service-version']).toBe(version);
+    expect(reply.body).toBe('Method Not Allowed');
+  });
+
+  it.each([
+    ['an asterisk target', 'GET * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'],
+    ['a backslash in the path', 'GET /v1\\models HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'],
+  ])('%s, which the adapter cannot make a Request of, is 400 invalid_request_body in the envelope', async (_name, bytes) => {
+    const reply = parse(await raw(server.port, bytes));
+    expect(reply.status).toBe(400);
+    expect(reply.headers['x-service-version']).toBe(version);
+    expect(JSON.parse(reply.body)).toEqual({
+      error: { message: 'The request target or Host header is not valid.', type: 'invalid_request_error', param: null, code: 'invalid_request_body' },
+    });
+  });
+
+  it('a request without Host is served as HTTP/1.0 would be, not refused bare', async () => {
+    const reply = parse(await raw(server.port, 'GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n'));
+    expect(reply.status).toBe(401);
+    expect(reply.headers['x-service-version']).toBe(version);
+    expect(JSON.parse(reply.body).error.code).toBe('invalid_api_key');
   });
 
   it('headers over 16 KB are 431 with the request_too_large envelope', async () => {

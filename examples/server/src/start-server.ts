@@ -8,7 +8,7 @@ import { createGateway, type Gateway, type RequestLog } from '@tollgate/gateway'
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
 import { loadCatalogue } from './catalogue';
-import { answerClientError } from './client-error';
+import { answerBelowGateway } from './client-error';
 import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
@@ -78,7 +78,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
 
   const server = await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server);
-  server.on('clientError', answerClientError(config.version));
+  answerBelowGateway(server, {
+    fetch: gateway.fetch,
+    version: config.version,
+    hostname: config.host,
+    onError: (error) => log({ level: 'error', msg: 'unhandled gateway error', error: (error as Error)?.message }),
+  });
   const port = (server.address() as AddressInfo).port;
   // Once closing, every reply not yet started says `Connection: close`: a keep-alive client then
   // opens a new connection (refused at once) instead of sending its next request on a socket that
