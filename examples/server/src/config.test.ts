@@ -26,6 +26,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TOLLGATE_LIMITER_ON_ERROR: 'maybe' })).toThrow(/TOLLGATE_LIMITER_ON_ERROR must be "closed" or "open"/);
   });
 
+  it('passes the gateway deadlines through, unset by default, at least 100 ms', () => {
+    expect(loadConfig({}).upstreamHeadersTimeoutMs).toBeUndefined();
+    const config = loadConfig({
+      TOLLGATE_UPSTREAM_HEADERS_TIMEOUT_MS: '1500',
+      TOLLGATE_UPSTREAM_BODY_TIMEOUT_MS: '2500',
+      TOLLGATE_STREAM_IDLE_TIMEOUT_MS: '100',
+    });
+    expect(config).toMatchObject({ upstreamHeadersTimeoutMs: 1_500, upstreamBodyTimeoutMs: 2_500, streamIdleTimeoutMs: 100 });
+    expect(() => loadConfig({ TOLLGATE_STREAM_IDLE_TIMEOUT_MS: '99' })).toThrow(
+      new ConfigError('TOLLGATE_STREAM_IDLE_TIMEOUT_MS must be a whole number from 100 to 86400000, not "99"'),
+    );
+  });
+
   it('reads a config file, the environment winning, and refuses unknown keys', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
     try {

@@ -31,12 +31,25 @@ export interface ServerConfig {
   shutdownGraceSeconds: number;
   /** How long a hold and an in-flight slot outlive a crashed instance (gateway default 15 minutes). */
   holdTtlMs?: number;
+  /** How long an upstream may take to answer (gateway default 5 minutes). */
+  upstreamHeadersTimeoutMs?: number;
+  /** How long a whole reply's body may take after its headers (gateway default 5 minutes). */
+  upstreamBodyTimeoutMs?: number;
+  /** Silence that ends an open stream, the upstream's or a client that reads nothing (gateway default 5 minutes). */
+  streamIdleTimeoutMs?: number;
 }
 
 /** A configuration error: the message says which setting and why. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+/** The gateway's deadlines the server passes through: file key -> environment variable. */
+const DEADLINES = {
+  upstreamHeadersTimeoutMs: 'TOLLGATE_UPSTREAM_HEADERS_TIMEOUT_MS',
+  upstreamBodyTimeoutMs: 'TOLLGATE_UPSTREAM_BODY_TIMEOUT_MS',
+  streamIdleTimeoutMs: 'TOLLGATE_STREAM_IDLE_TIMEOUT_MS',
+} as const;
 
 const FILE_KEYS = new Set([
   'port',
@@ -52,6 +65,7 @@ const FILE_KEYS = new Set([
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
+  ...Object.keys(DEADLINES),
 ]);
 
 /**
@@ -100,6 +114,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   // At least a second: the gateway renews live holds' slots every third of it.
   const holdTtl = pick('TOLLGATE_HOLD_TTL_MS', 'holdTtlMs');
   if (holdTtl !== undefined && holdTtl !== '') config.holdTtlMs = integer(holdTtl, 'TOLLGATE_HOLD_TTL_MS', 0, 1_000, 86_400_000);
+  // Unset: the gateway's defaults. Short values serve tests and the reliability suite (reliability/).
+  const deadline = (key: keyof typeof DEADLINES) => {
+    const value = pick(DEADLINES[key], key);
+    if (value !== undefined && value !== '') config[key] = integer(value, DEADLINES[key], 0, 100, 86_400_000);
+  };
+  deadline('upstreamHeadersTimeoutMs');
+  deadline('upstreamBodyTimeoutMs');
+  deadline('streamIdleTimeoutMs');
   return config;
 }
 

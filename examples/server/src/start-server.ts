@@ -66,6 +66,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
       ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
       ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
+      ...(config.upstreamHeadersTimeoutMs !== undefined ? { upstreamHeadersTimeoutMs: config.upstreamHeadersTimeoutMs } : {}),
+      ...(config.upstreamBodyTimeoutMs !== undefined ? { upstreamBodyTimeoutMs: config.upstreamBodyTimeoutMs } : {}),
+      ...(config.streamIdleTimeoutMs !== undefined ? { streamIdleTimeoutMs: config.streamIdleTimeoutMs } : {}),
       onSettleError: ({ requestId, accountId, micros, error }) => {
         log({ level: 'error', msg: 'settlement failed: charge by hand', requestId, accountId, micros, error: (error as Error)?.message });
       },
