@@ -16,7 +16,7 @@ import { runEmbed, runtimeBinary } from './test/run-embed';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const EXAMPLES = ['gateway.ts', 'node-hono.ts', 'node-http.ts', 'bun.ts', 'deno.ts'];
-/** The names DESIGN's public API promises, by entry point. */
+/** The names the documented public API promises (each package README), by entry point. */
 const PROMISED: Record<string, string[]> = {
   '@tollgate/gateway': ['createGateway'],
   '@tollgate/billing': ['memoryStore'],

@@ -1,5 +1,5 @@
 /**
- * The spec's billing rules (Billing 1-8, DESIGN.md §3) through `gateway.fetch`, with exact
+ * The spec's billing rules (Billing 1-8; decisions in docs/architecture.md, Billing) through `gateway.fetch`, with exact
  * micro-dollar amounts read from the store. Numbers in comments show where each figure comes from.
  */
 import { afterEach, describe, expect, it } from 'vitest';

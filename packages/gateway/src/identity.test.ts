@@ -195,7 +195,7 @@ describe('403: account states, plans and characters', () => {
   });
 });
 
-describe('app principals (DESIGN.md §2 authenticate option)', () => {
+describe('app principals (the authenticate option, docs/embedding.md)', () => {
   it('allows characters to app users and says the funding the app gave', async () => {
     const t = await appSetup();
     const included = await t.asApp('app-included', characterChat('Ahoy'));

@@ -1,5 +1,5 @@
 /**
- * Failover through `gateway.fetch` (DESIGN.md §3): a model's routes are tried in order only when
+ * Failover through `gateway.fetch` (docs/architecture.md, Routing and providers): a model's routes are tried in order only when
  * the upstream provably did not accept the request; exact statuses, codes, headers and balances.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -129,7 +129,7 @@ async function expectUncharged(t: World, balance = 1_000_000) {
 }
 
 describe('POST /v1/search through gateway.fetch', () => {
-  it('answers with the first search model by default: 10 results of DESIGN.md §3, charged the per-call price exactly', async () => {
+  it('answers with the first search model by default: 10 results (docs/http-api.md, POST /v1/search), charged the per-call price exactly', async () => {
     const t = await world();
     const response = await t.search({ query: 'tollgate gateway' });
     expect(response.status).toBe(200);
@@ -339,7 +339,7 @@ async function waitFor(ready: () => boolean): Promise<void> {
 }
 
 describe('POST /v1/fetch through gateway.fetch', () => {
-  it('returns the page of DESIGN.md §3 with clean markdown, charged fetchMicrosPerCall exactly', async () => {
+  it('returns the page (docs/http-api.md, POST /v1/fetch) with clean markdown, charged fetchMicrosPerCall exactly', async () => {
     const t = await world();
     const response = await t.fetchPage({ url: 'https://example.com/article#top' });
     expect(response.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * Tee pass-through, attestation and zero data retention through `gateway.fetch` (DESIGN.md §3):
+ * Tee pass-through, attestation and zero data retention through `gateway.fetch` (docs/architecture.md, Routing and providers):
  * exact bytes, statuses, codes, headers and balances.
  */
 import { afterEach, describe, expect, it } from 'vitest';

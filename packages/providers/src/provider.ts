@@ -135,7 +135,7 @@ export interface ProviderErrorOptions {
 }
 
 /**
- * An upstream failure mapped to a code of the spec's catalogue (DESIGN.md §3): context_length_exceeded,
+ * An upstream failure mapped to a code of the spec's catalogue (docs/http-api.md, Errors): context_length_exceeded,
  * content_filter, invalid_request, request_too_large, upstream_busy, upstream_unavailable, upstream_error.
  */
 export class ProviderError extends Error {

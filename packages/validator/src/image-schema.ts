@@ -6,7 +6,7 @@ import { integerBetween, oneOf } from './schema-helpers';
 export const RESOLUTIONS = ['1k', '2k'] as const;
 
 /**
- * The image generation request (DESIGN.md §3). Unlisted fields are refused (`v.strictObject`);
+ * The image generation request (docs/http-api.md). Unlisted fields are refused (`v.strictObject`);
  * `null` on an optional field means unset.
  */
 export const imageRequestSchema = v.strictObject({

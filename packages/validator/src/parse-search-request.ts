@@ -17,7 +17,7 @@ export interface SearchRequest {
 /** The result of {@link parseSearchRequest}. */
 export type ParseSearchRequestResult = Result<SearchRequest, Invalid>;
 
-/** `POST /v1/search` (DESIGN.md §3): unlisted fields are refused. */
+/** `POST /v1/search` (docs/http-api.md): unlisted fields are refused. */
 export const searchRequestSchema = v.strictObject({
   model: v.nullish(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   query: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
