@@ -27,7 +27,8 @@ type Int = string | number | bigint;
  */
 export function postgresStore(url: string, options: PostgresStoreOptions = {}): PostgresStore {
   const now = options.now ?? Date.now;
-  const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {} });
+  // Reconnect at most half a second apart (the driver's default grows to 20 s): a restarted database is used again at once.
+  const sql = postgres(url, { max: options.max ?? 10, onnotice: () => {}, backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5) });
   const migrated = migrate(sql);
   // Reported by the first method that awaits it, not as an unhandled rejection.
   migrated.catch(() => {});
