@@ -10,12 +10,15 @@ export { chatCostMicros } from './chat-cost-micros';
 export type { ChatUsage } from './chat-cost-micros';
 export { imageCostMicros } from './image-cost-micros';
 export { estimateCompletionTokens } from './estimate-completion-tokens';
+export { createCompletionTokenCounter } from './completion-token-counter';
+export type { CompletionTokenCounter } from './completion-token-counter';
 export { validateModelPrices } from './validate-model-prices';
 export type {
   Balance,
   CreatedKey,
   Directory,
   Hold,
+  HoldCheckpoint,
   HoldInput,
   HoldResult,
   InsufficientBalance,

@@ -1,4 +1,5 @@
 import type { Account, AccountState, Plan } from '@tollgate/core';
+import { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 import { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 import { generateKey } from './generate-key';
 import { hashKey } from './hash-key';
@@ -14,6 +15,8 @@ interface HoldRow {
   requestId?: string;
   state: 'open' | 'expired' | 'settled' | 'released';
   charged: number;
+  /** What the hold's stream delivered, as last checkpointed: charged if the hold expires open. */
+  delivered: number;
 }
 
 interface KeyRow extends KeyInfo {
@@ -147,7 +150,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       const decision = decideHold(account(accountId).balance, heldBy(accountId, at), input);
       if (!decision.ok) return decision;
       const id = newHoldId();
-      const row: HoldRow = { id, accountId, micros: decision.value, expiresAt: at + input.ttlMs, state: 'open', charged: 0 };
+      const row: HoldRow = { id, accountId, micros: decision.value, expiresAt: at + input.ttlMs, state: 'open', charged: 0, delivered: 0 };
       if (input.requestId !== undefined) row.requestId = input.requestId;
       state.holds.set(id, row);
       return { ok: true, value: { holdId: id, micros: decision.value } };
@@ -175,14 +178,41 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       const list = (state.entries.get(accountId) ?? []).map((entry) => ({ ...entry })).reverse();
       return options.limit === undefined ? list : list.slice(0, options.limit);
     },
+    async checkpoint(checkpoints) {
+      assertCheckpoints(checkpoints);
+      const at = now();
+      let count = 0;
+      for (const checkpoint of checkpoints) {
+        const row = state.holds.get(checkpoint.holdId);
+        if (row === undefined || row.state !== 'open') continue;
+        row.delivered = Math.min(row.micros, Math.max(row.delivered, checkpoint.micros));
+        row.expiresAt = Math.max(row.expiresAt, at + checkpoint.ttlMs);
+        count++;
+      }
+      return count;
+    },
     async releaseExpired() {
       const at = now();
       let count = 0;
       for (const row of state.holds.values()) {
-        if (row.state === 'open' && row.expiresAt <= at) {
+        if (row.state !== 'open' || row.expiresAt > at) continue;
+        count++;
+        if (row.delivered === 0) {
           row.state = 'expired';
-          count++;
+          continue;
         }
+        // The stream's instance died mid-stream: it pays what it had delivered at its last checkpoint.
+        row.state = 'settled';
+        row.charged = row.delivered;
+        const entry: Omit<LedgerEntry, 'id' | 'createdAt'> = {
+          accountId: row.accountId,
+          micros: -row.delivered,
+          kind: 'charge',
+          holdId: row.id,
+          meta: { ...CHECKPOINT_CHARGE_META },
+        };
+        if (row.requestId !== undefined) entry.requestId = row.requestId;
+        append(entry);
       }
       return count;
     },

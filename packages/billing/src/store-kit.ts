@@ -9,6 +9,7 @@
  * if (!decision.ok) return decision;
  * return { ok: true, value: { holdId: newHoldId(), micros: decision.value } };
  */
+export { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 export type { HoldDecision } from './decide-hold';
 export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';

@@ -112,7 +112,11 @@ export type HoldResult = Result<Hold, InsufficientBalance>;
 
 /** What a settle charges. */
 export interface SettleInput {
-  /** The cost to charge, integer micro-dollars >= 0; may exceed the hold (the balance may go negative). */
+  /**
+   * The cost to charge, integer micro-dollars >= 0. The gateway never asks for more than the hold
+   * (usage beyond the limits it sent upstream is billed at those limits); a store still accepts
+   * more from other callers, and the balance may then go negative.
+   */
   micros: number;
   requestId?: string;
   meta?: Record<string, unknown>;
@@ -123,6 +127,16 @@ export interface SettleResult {
   /** What this hold was charged in the end (0 for a release). */
   charged: number;
   already: boolean;
+}
+
+/** A stream's delivered cost so far, recorded on its open hold by {@link Ledger.checkpoint}. */
+export interface HoldCheckpoint {
+  /** The stream's hold. */
+  holdId: string;
+  /** What the stream delivered so far, integer micro-dollars >= 0 (never recorded above the hold). */
+  micros: number;
+  /** The hold then lives at least this long from now: a stream still delivering keeps its hold. */
+  ttlMs: number;
 }
 
 /**
@@ -142,7 +156,21 @@ export interface Ledger {
   release(holdId: string): Promise<SettleResult>;
   /** An account's entries, newest first. */
   entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
-  /** Releases holds whose expiry passed; returns how many. */
+  /**
+   * Records what streams delivered on their open holds, all in one atomic write (the gateway
+   * batches every stream of a tick into one call), so a crash loses at most one tick of delivery.
+   * Per hold it raises the recorded amount, never lowers it, never past the hold's `micros`, and
+   * extends the hold's expiry to at least `ttlMs` from now. Holds no longer open, and unknown ones,
+   * are skipped. Returns how many holds it recorded. Optional: without it the gateway writes none,
+   * and a stream cut by a crash is charged nothing.
+   */
+  checkpoint?(checkpoints: readonly HoldCheckpoint[]): Promise<number>;
+  /**
+   * Closes holds whose expiry passed; returns how many. A hold with a checkpointed amount is
+   * charged that amount (a `charge` entry with the hold's request id and meta `{ outcome:
+   * 'checkpoint' }`), and a later settle or release of it is `already`; a hold without one is
+   * released for nothing, and may still be settled once.
+   */
   releaseExpired(): Promise<number>;
 }
 

@@ -7,8 +7,9 @@ const MIGRATION_LOCK = 7_346_120_501;
  * Schema migrations, applied in order and recorded in `tollgate_migrations`. Entries are
  * append-only (a trigger refuses UPDATE and DELETE) and a trigger adds every entry to
  * `tollgate_accounts.balance` in the inserting transaction, so balance = sum of entries always.
+ * Exported for the migration test only (a database at an older version).
  */
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE tollgate_accounts (
     id text PRIMARY KEY,
@@ -67,6 +68,10 @@ const MIGRATIONS: string[] = [
   CREATE TRIGGER tollgate_entries_append_only BEFORE UPDATE OR DELETE ON tollgate_entries
     FOR EACH ROW EXECUTE FUNCTION tollgate_entries_frozen();
   `,
+  // 2: what a stream delivered, checkpointed on its open hold; charged if the hold expires open.
+  `
+  ALTER TABLE tollgate_holds ADD COLUMN delivered_micros bigint NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**
@@ -78,8 +83,10 @@ export async function migrate(sql: Sql): Promise<void> {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS tollgate_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
     const [row] = await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM tollgate_migrations`;
-    for (let version = row?.version ?? 0; version < MIGRATIONS.length; version++) {
-      await tx.unsafe(MIGRATIONS[version]!);
+    const applied = row?.version ?? 0;
+    for (const [version, migration] of MIGRATIONS.entries()) {
+      if (version < applied) continue;
+      await tx.unsafe(migration);
       await tx`INSERT INTO tollgate_migrations (version) VALUES (${version + 1})`;
     }
   });

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
 import { findPostgresBin, startPostgres, type PostgresServer } from '../test/postgres-server';
+import { MIGRATIONS } from './postgres-schema';
 import { postgresStore } from './postgres-store';
 
 const TABLES = ['tollgate_accounts', 'tollgate_keys', 'tollgate_entries', 'tollgate_holds'];
@@ -58,7 +59,7 @@ if (!installed && process.env.CI === 'true') {
       try {
         expect(await Promise.all(stores.map((store) => store.getAccount('acc_none')))).toEqual([undefined, undefined, undefined, undefined]);
         const sql = postgres(url, { max: 1 });
-        expect(await sql`SELECT version FROM tollgate_migrations`).toEqual([{ version: 1 }]);
+        expect(await sql`SELECT version FROM tollgate_migrations ORDER BY version`).toEqual(MIGRATIONS.map((_, index) => ({ version: index + 1 })));
         await sql.end();
         const account = await stores[0]!.createAccount({ plan: 'free' });
         await stores[1]!.addCredits(account.id, 1_000);
@@ -98,6 +99,41 @@ if (!installed && process.env.CI === 'true') {
         await expect(sql`UPDATE tollgate_entries SET micros = 5`).rejects.toThrow('ledger entries are append-only');
         await expect(sql`DELETE FROM tollgate_entries`).rejects.toThrow('ledger entries are append-only');
         await sql.end();
+      } finally {
+        await pg.dropDatabase(name);
+      }
+    });
+
+    it("migrates a database of the first schema, and charges its instances' checkpoints once the holds expire", async () => {
+      const { pg, name, url } = await fresh();
+      let time = 1_000_000;
+      try {
+        const sql = postgres(url, { max: 1, onnotice: () => {} });
+        await sql.begin(async (tx) => {
+          await tx`CREATE TABLE tollgate_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+          await tx.unsafe(MIGRATIONS[0] ?? '');
+          await tx`INSERT INTO tollgate_migrations (version) VALUES (1)`;
+          await tx`INSERT INTO tollgate_accounts (id, plan, state, created_at) VALUES ('acc_old', 'pro', 'active', 1)`;
+          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at) VALUES ('ent_1', 'acc_old', 1000, 'credit', 1)`;
+          await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id)
+            VALUES ('hold_old', 'acc_old', 400, 1, 1000500, 'req_old')`;
+        });
+        // Two instances on the old database: one migrates, the other's checkpoints and sweep see the new column.
+        const [a, b] = [postgresStore(url, { now: () => time }), postgresStore(url, { now: () => time })];
+        expect(await a.getBalance('acc_old')).toEqual({ balance: 1_000, held: 400, available: 600 });
+        expect(await b.checkpoint([{ holdId: 'hold_old', micros: 250, ttlMs: 100 }])).toBe(1);
+        expect(await sql`SELECT version FROM tollgate_migrations ORDER BY version`).toEqual(MIGRATIONS.map((_, index) => ({ version: index + 1 })));
+        time += 500;
+        const swept = await Promise.all([a.releaseExpired(), b.releaseExpired()]);
+        expect(swept.sort()).toEqual([0, 1]);
+        expect(await b.getBalance('acc_old')).toEqual({ balance: 750, held: 0, available: 750 });
+        expect((await a.entries('acc_old', { limit: 1 }))[0]).toMatchObject({
+          micros: -250,
+          holdId: 'hold_old',
+          requestId: 'req_old',
+          meta: { outcome: 'checkpoint' },
+        });
+        await Promise.all([a.close(), b.close(), sql.end()]);
       } finally {
         await pg.dropDatabase(name);
       }

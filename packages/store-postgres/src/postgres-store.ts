@@ -1,11 +1,22 @@
 import postgres from 'postgres';
 import type { Account, AccountState, Plan } from '@tollgate/core';
 import { generateKey, hashKey, type KeyInfo, type LedgerEntry, type SettleResult, type Store, type StoreOptions } from '@tollgate/billing';
-import { assertHoldInput, assertMicros, decideHold, keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from '@tollgate/billing/store-kit';
+import {
+  assertCheckpoints,
+  assertHoldInput,
+  assertMicros,
+  CHECKPOINT_CHARGE_META,
+  decideHold,
+  keyPrefix,
+  newAccountId,
+  newEntryId,
+  newHoldId,
+  newKeyId,
+} from '@tollgate/billing/store-kit';
 import { migrate } from './postgres-schema';
 
-/** The PostgreSQL store: a Store with `close` and `releaseExpired` always present. */
-export type PostgresStore = Store & { close(): Promise<void>; releaseExpired(): Promise<number> };
+/** The PostgreSQL store: a Store with `close` and `checkpoint` always present. */
+export type PostgresStore = Store & { close(): Promise<void>; checkpoint: NonNullable<Store['checkpoint']> };
 
 /** Options of `postgresStore`. */
 export interface PostgresStoreOptions extends StoreOptions {
@@ -164,7 +175,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         const at = now();
         const [row] = await tx<{ held: Int }[]>`SELECT coalesce(sum(micros), 0) AS held FROM tollgate_holds
           WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
-        const decision = decideHold(toNumber(balance), toNumber(row!.held), input);
+        const decision = decideHold(toNumber(balance), toNumber(row?.held ?? 0), input);
         if (!decision.ok) return decision;
         const id = newHoldId();
         await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id)
@@ -201,10 +212,45 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         return entry;
       });
     },
+    async checkpoint(checkpoints) {
+      assertCheckpoints(checkpoints);
+      if (checkpoints.length === 0) return 0;
+      await migrated;
+      const at = now();
+      const rows = checkpoints.map(({ holdId, micros, ttlMs }) => ({ hold_id: holdId, micros, expires_at: at + ttlMs }));
+      // One statement for the whole batch. Rows are locked in id order (as releaseExpired locks
+      // them), so two instances' writes never deadlock on the same holds.
+      const result = await sql`
+        WITH batch AS (
+          SELECT hold_id, max(micros) AS micros, max(expires_at) AS expires_at
+          FROM jsonb_to_recordset(${sql.json(rows)}::jsonb) AS c(hold_id text, micros bigint, expires_at bigint) GROUP BY hold_id
+        ), locked AS (
+          SELECT h.id FROM tollgate_holds h JOIN batch b ON b.hold_id = h.id WHERE h.state = 'open' ORDER BY h.id FOR UPDATE OF h
+        )
+        UPDATE tollgate_holds h
+        SET delivered_micros = least(h.micros, greatest(h.delivered_micros, b.micros)), expires_at = greatest(h.expires_at, b.expires_at)
+        FROM batch b, locked l WHERE h.id = b.hold_id AND l.id = h.id AND h.state = 'open'`;
+      return result.count;
+    },
     async releaseExpired() {
       await migrated;
-      const result = await sql`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${now()}`;
-      return result.count;
+      return sql.begin(async (tx) => {
+        const at = now();
+        // Locked in id order; a hold a concurrent settle closed first no longer matches once its
+        // lock is granted (the WHERE is re-checked), so it is never charged twice.
+        const charged = await tx<{ id: string; account_id: string; request_id: string | null; delivered_micros: Int }[]>`
+          SELECT id, account_id, request_id, delivered_micros FROM tollgate_holds
+          WHERE state = 'open' AND expires_at <= ${at} AND delivered_micros > 0 ORDER BY id FOR UPDATE`;
+        for (const row of charged) {
+          const micros = toNumber(row.delivered_micros);
+          await tx`UPDATE tollgate_holds SET state = 'settled', charged = ${micros}, closed_at = ${at} WHERE id = ${row.id}`;
+          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta)
+            VALUES (${newEntryId()}, ${row.account_id}, ${-micros}, 'charge', ${at}, ${row.id}, ${row.request_id},
+                    ${tx.json({ ...CHECKPOINT_CHARGE_META } as postgres.JSONValue)}::jsonb)`;
+        }
+        const released = await tx`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${at}`;
+        return charged.length + released.count;
+      });
     },
     async close() {
       await migrated.catch(() => {});

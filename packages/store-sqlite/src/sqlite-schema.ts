@@ -5,9 +5,10 @@ import { transaction } from './sqlite-transaction';
 /**
  * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Entries are
  * append-only (triggers refuse UPDATE and DELETE) and a trigger keeps `accounts.balance` equal to
- * the sum of the account's entries, in the same transaction as every insert.
+ * the sum of the account's entries, in the same transaction as every insert. Exported for the
+ * migration test only (a file at an older version).
  */
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE accounts (
     id TEXT PRIMARY KEY,
@@ -57,6 +58,10 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX holds_open ON holds(account_id, state, expires_at);
   CREATE INDEX holds_expiry ON holds(state, expires_at);
+  `,
+  // 2: what a stream delivered, checkpointed on its open hold; charged if the hold expires open.
+  `
+  ALTER TABLE holds ADD COLUMN delivered_micros INTEGER NOT NULL DEFAULT 0;
   `,
 ];
 

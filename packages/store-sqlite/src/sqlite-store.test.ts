@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
+import { MIGRATIONS } from './sqlite-schema';
 import { sqliteStore } from './sqlite-store';
 
 /** Every row of every table, as text. */
@@ -67,6 +68,63 @@ describe('sqliteStore on a file', () => {
       expect(await second.settle(hold.value.holdId, { micros: 100 })).toEqual({ charged: 100, already: true });
       expect((await second.getBalance(account.id)).balance).toBe(1_650);
       await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('charges at restart what the dead process checkpointed, and releases the rest (releaseAllHolds)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'crash.db');
+    try {
+      const first = sqliteStore(path);
+      const account = await first.createAccount({ plan: 'pro' });
+      await first.addCredits(account.id, 1_000);
+      const streaming = await first.hold(account.id, { micros: 400, ttlMs: 900_000, requestId: 'req_cut' });
+      const silent = await first.hold(account.id, { micros: 300, ttlMs: 900_000 });
+      if (!streaming.ok || !silent.ok) throw new Error('hold refused');
+      expect(await first.checkpoint([{ holdId: streaming.value.holdId, micros: 150, ttlMs: 900_000 }])).toBe(1);
+      // The process dies without closing the database: what was committed is on the file.
+      const second = sqliteStore(path);
+      expect(await second.releaseAllHolds()).toBe(2);
+      expect(await second.releaseAllHolds()).toBe(0);
+      const [charge] = await second.entries(account.id, { limit: 1 });
+      expect(charge).toMatchObject({ micros: -150, kind: 'charge', holdId: streaming.value.holdId, requestId: 'req_cut', meta: { outcome: 'checkpoint' } });
+      expect(await second.getBalance(account.id)).toEqual({ balance: 850, held: 0, available: 850 });
+      // The cut stream's settle never comes now; if it did, it would charge nothing more.
+      expect(await second.settle(streaming.value.holdId, { micros: 390 })).toEqual({ charged: 150, already: true });
+      await Promise.all([first.close(), second.close()]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrates a file of the first schema: open holds gain a checkpoint of 0 and keep their money', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'v1.db');
+    try {
+      const old = new Database(path);
+      old.exec(MIGRATIONS[0] ?? '');
+      old.exec('PRAGMA user_version = 1');
+      old.prepare("INSERT INTO accounts (id, plan, state, created_at) VALUES ('acc_old', 'pro', 'active', 1)").run();
+      old.prepare("INSERT INTO entries (id, account_id, micros, kind, created_at) VALUES ('ent_1', 'acc_old', 1000, 'credit', 1)").run();
+      old
+        .prepare("INSERT INTO holds (id, account_id, micros, created_at, expires_at, request_id) VALUES ('hold_old', 'acc_old', 400, 1, 9e15, 'req_old')")
+        .run();
+      old.close();
+      const store = sqliteStore(path);
+      const version = new Database(path, { readonly: true });
+      expect(version.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      version.close();
+      expect(await store.getBalance('acc_old')).toEqual({ balance: 1_000, held: 400, available: 600 });
+      expect(await store.checkpoint([{ holdId: 'hold_old', micros: 250, ttlMs: 1_000 }])).toBe(1);
+      expect(await store.releaseAllHolds()).toBe(1);
+      expect(await store.getBalance('acc_old')).toEqual({ balance: 750, held: 0, available: 750 });
+      await store.close();
+      // Opening it again migrates nothing more.
+      const again = sqliteStore(path);
+      expect((await again.entries('acc_old')).map((entry) => entry.micros)).toEqual([-250, 1_000]);
+      await again.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

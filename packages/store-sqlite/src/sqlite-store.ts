@@ -10,7 +10,18 @@ import {
   type Store,
   type StoreOptions,
 } from '@tollgate/billing';
-import { assertHoldInput, assertMicros, decideHold, keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from '@tollgate/billing/store-kit';
+import {
+  assertCheckpoints,
+  assertHoldInput,
+  assertMicros,
+  CHECKPOINT_CHARGE_META,
+  decideHold,
+  keyPrefix,
+  newAccountId,
+  newEntryId,
+  newHoldId,
+  newKeyId,
+} from '@tollgate/billing/store-kit';
 import { runtimeDriver } from './runtime-driver';
 import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database';
 import { column } from './sqlite-row';
@@ -19,7 +30,11 @@ import { transaction } from './sqlite-transaction';
 
 /** The SQLite store: a Store plus what the reference server needs at start and stop. */
 export interface SqliteStore extends Store {
-  /** Marks every open hold expired; for the one process serving the file, at its start. Returns how many. */
+  checkpoint: NonNullable<Store['checkpoint']>;
+  /**
+   * Closes every open hold, as `releaseExpired` does an expired one (a checkpointed hold is charged
+   * its checkpoint); for the one process serving the file, at its start. Returns how many.
+   */
   releaseAllHolds(): Promise<number>;
   /** Closes the database. */
   close(): Promise<void>;
@@ -80,8 +95,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     insertHold: db.prepare('INSERT INTO holds (id, account_id, micros, created_at, expires_at, request_id) VALUES (?, ?, ?, ?, ?, ?)'),
     getHold: db.prepare('SELECT id, account_id, state, charged, request_id FROM holds WHERE id = ?'),
     closeHold: db.prepare('UPDATE holds SET state = ?, charged = ?, closed_at = ? WHERE id = ?'),
+    checkpoint: db.prepare(
+      "UPDATE holds SET delivered_micros = min(micros, max(delivered_micros, ?)), expires_at = max(expires_at, ?) WHERE id = ? AND state = 'open'",
+    ),
+    // `?` is the expiry bound: now for releaseExpired, past every expiry for releaseAllHolds.
+    checkpointed: db.prepare(
+      "SELECT id, account_id, request_id, delivered_micros FROM holds WHERE state = 'open' AND expires_at <= ? AND delivered_micros > 0",
+    ),
     expire: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ?"),
-    expireAll: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open'"),
   };
   let open = true;
 
@@ -121,6 +142,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       const meta = charge.meta === undefined ? null : JSON.stringify(charge.meta);
       sql.insertEntry.run(newEntryId(), row.accountId, charge.micros === 0 ? 0 : -charge.micros, 'charge', at, holdId, charge.requestId ?? row.requestId, meta);
       return { charged: charge.micros, already: false };
+    });
+
+  /** Closes the open holds that expire by `bound`: the checkpointed ones charged, the others released. */
+  const closeExpired = (bound: number): number =>
+    transaction(db, 'IMMEDIATE', () => {
+      const at = now();
+      const meta = JSON.stringify(CHECKPOINT_CHARGE_META);
+      const charged = sql.checkpointed.all(bound);
+      for (const row of charged) {
+        const holdId = column.text(row, 'id');
+        const micros = column.integer(row, 'delivered_micros');
+        sql.closeHold.run('settled', micros, at, holdId);
+        sql.insertEntry.run(newEntryId(), column.text(row, 'account_id'), -micros, 'charge', at, holdId, column.optionalText(row, 'request_id'), meta);
+      }
+      return charged.length + sql.expire.run(bound).changes;
     });
 
   return {
@@ -195,11 +231,22 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     async entries(accountId, options = {}) {
       return sql.entries.all(accountId, options.limit ?? -1).map(toEntry);
     },
+    async checkpoint(checkpoints) {
+      assertCheckpoints(checkpoints);
+      if (checkpoints.length === 0) return 0;
+      // One write transaction for the whole batch: one fsync a tick, however many streams.
+      return transaction(db, 'IMMEDIATE', () => {
+        const at = now();
+        let count = 0;
+        for (const { holdId, micros, ttlMs } of checkpoints) count += sql.checkpoint.run(micros, at + ttlMs, holdId).changes;
+        return count;
+      });
+    },
     async releaseExpired() {
-      return sql.expire.run(now()).changes;
+      return closeExpired(now());
     },
     async releaseAllHolds() {
-      return sql.expireAll.run().changes;
+      return closeExpired(Number.MAX_SAFE_INTEGER);
     },
     async close() {
       if (open) db.close();
