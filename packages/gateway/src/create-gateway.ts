@@ -9,6 +9,7 @@ import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options
 import { handleChat } from './handle-chat';
 import { fetchHandler } from './handle-fetch';
 import { handleImages } from './handle-images';
+import { handleResponses } from './handle-responses';
 import { handleSearch } from './handle-search';
 import { createModelCatalogue } from './model-catalogue';
 import { createReplies, errorCodeOf } from './reply';
@@ -91,6 +92,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const routes: Record<string, Route> = {
     '/v1/models': { method: 'GET', endpoint: 'models' },
     '/v1/chat/completions': { method: 'POST', endpoint: 'chat', handler: handleChat },
+    // The Responses API serves the chat models: it counts and is limited as chat.
+    '/v1/responses': { method: 'POST', endpoint: 'chat', handler: handleResponses },
     '/v1/images/generations': { method: 'POST', endpoint: 'images', handler: handleImages },
     '/v1/search': { method: 'POST', endpoint: 'search', handler: handleSearch },
   };

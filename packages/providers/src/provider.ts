@@ -15,6 +15,12 @@ export interface ProviderSettings {
   zeroDataRetention?: boolean;
   /** Verifies the provider's attested endpoint; throws when it cannot. Required for `tee` models. */
   attest?: () => Promise<void>;
+  /**
+   * The upstream also serves OpenAI's Responses API (`POST {baseURL}/responses`): the gateway's
+   * `/v1/responses` is then passed through to it rather than translated from chat
+   * (`openaiCompatible` only; docs/providers.md).
+   */
+  responsesApi?: boolean;
 }
 
 /** Per-call options. */

@@ -4,20 +4,29 @@ import { isOpenAIChatCompletion } from './openai-api';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
 import { openaiChatStream } from './openai-chat-stream';
 import { openaiRawReply } from './openai-raw-reply';
+import { openaiResponses, type ResponsesPassThrough } from './openai-responses';
 import { abortReason, type JsonTarget } from '../http/post-json';
 import { postOpenAI } from './post-openai';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
+/** An OpenAI-compatible provider: chat (with the tee pass-through) and images. */
+export type OpenAICompatibleProvider = PassThroughChatProvider & ImageProvider;
+
 /**
  * A provider for any OpenAI-compatible upstream: chat (`/chat/completions`, whole, streamed, and
- * raw pass-through for tee models) and images (`/images/generations`).
+ * raw pass-through for tee models) and images (`/images/generations`). With `responsesApi: true`
+ * it also has the native Responses calls (`/responses`), which the gateway's `/v1/responses`
+ * passes through instead of translating chat.
  *
  * @example
  * const local = openaiCompatible({ baseURL: 'http://127.0.0.1:8000/v1', apiKey: process.env.KEY });
  * const stream = await local.chatStream(request, { upstream: 'gpt-4o-mini', signal });
+ * const native = openaiCompatible({ apiKey: process.env.OPENAI_API_KEY, responsesApi: true });
  */
-export function openaiCompatible(settings: ProviderSettings = {}): PassThroughChatProvider & ImageProvider {
+export function openaiCompatible(settings: ProviderSettings & { responsesApi: true }): OpenAICompatibleProvider & ResponsesPassThrough;
+export function openaiCompatible(settings?: ProviderSettings): OpenAICompatibleProvider;
+export function openaiCompatible(settings: ProviderSettings = {}): OpenAICompatibleProvider | (OpenAICompatibleProvider & ResponsesPassThrough) {
   const baseURL = (settings.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const fetch = settings.fetch ?? globalThis.fetch.bind(globalThis);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...settings.headers };
@@ -38,7 +47,7 @@ export function openaiCompatible(settings: ProviderSettings = {}): PassThroughCh
     }
   }
 
-  const provider: PassThroughChatProvider & ImageProvider = {
+  const provider: OpenAICompatibleProvider = {
     kind: 'openai-compatible',
     zeroDataRetention: settings.zeroDataRetention ?? false,
 
@@ -70,6 +79,8 @@ export function openaiCompatible(settings: ProviderSettings = {}): PassThroughCh
       return readOpenAIImages(await readJson(call, options.signal));
     },
   };
-  if (settings.attest) return { ...provider, attest: settings.attest };
-  return provider;
+  const attested = settings.attest ? { ...provider, attest: settings.attest } : provider;
+  // Only when asked: a provider with these methods is one the gateway sends `/v1/responses` to as it is.
+  if (settings.responsesApi) return { ...attested, ...openaiResponses(target('/responses', 'application/json')) };
+  return attested;
 }

@@ -1,0 +1,131 @@
+import { type ChatCompletion, ok, type Usage } from '@tollgate/core';
+import { estimateCompletionTokens, estimatePromptTokens } from '@tollgate/billing';
+import {
+  type ChatProvider,
+  chatCompletionToResponse,
+  type ProviderChatRequest,
+  type ResponseMeta,
+  type ResponsesPassThrough,
+  responseId,
+  type UpstreamResponsesRequest,
+} from '@tollgate/providers';
+import { type ParsedResponsesRequest, parseResponsesRequest } from '@tollgate/validator';
+import { admitMetered, type MeteredEndpoint } from './admit-metered';
+import { callUpstream } from './call-upstream';
+import { failed } from './failed';
+import { chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
+import type { ChatModel } from './model-catalogue';
+import { nativeResponsesUsage } from './native-responses-events';
+import { readUsage } from './read-usage';
+import { type ResponsesUpstreamItem, responsesSseFormat } from './responses-sse-format';
+import type { HandlerReply, MeteredContext, Runtime } from './runtime';
+
+/** A Responses request ready for its upstream: the chat request, and what the response echoes. */
+interface PreparedResponses extends PreparedChat {
+  responses: ParsedResponsesRequest;
+}
+
+/** A chat provider whose upstream also speaks the Responses API (`openaiCompatible({ responsesApi: true })`). */
+const isNative = (provider: ChatProvider): provider is ChatProvider & ResponsesPassThrough => 'responses' in provider && 'responsesStream' in provider;
+
+/**
+ * Chat's admission with the Responses body: the request is parsed into the chat request every
+ * provider takes (`packages/validator/src/parse-responses-request.ts`), then chat's own steps
+ * decide, so characters, media, part types, `message_too_long` and the hold are chat's, unchanged.
+ */
+function responsesEndpoint(runtime: Runtime): MeteredEndpoint<ParsedResponsesRequest, ChatModel, PreparedResponses> {
+  const chat = chatEndpoint(runtime);
+  return {
+    parse: parseResponsesRequest,
+    model: (parsed) => chat.model(parsed.chat),
+    resolve: (parsed, model, principal) => {
+      const prepared = chat.resolve(parsed.chat, model, principal);
+      return prepared.ok ? ok({ ...prepared.value, responses: parsed }) : prepared;
+    },
+    hold: chat.hold,
+  };
+}
+
+/**
+ * `POST /v1/responses`: OpenAI's Responses API over the chat models, metered like chat (one
+ * admission step, one metered stream). A chat upstream's reply is translated into the response
+ * object or its events; an upstream that speaks the Responses API natively is passed through with
+ * only `model` rewritten. docs/http-api.md ("POST /v1/responses") has the decisions.
+ */
+export async function handleResponses(runtime: Runtime, context: MeteredContext): Promise<HandlerReply> {
+  const admitted = await admitMetered(runtime, context, responsesEndpoint(runtime));
+  if (!admitted.ok) return admitted.error;
+  const { model, prepared, hold, started } = admitted.value;
+  const { request, responses } = prepared;
+  const extra = fitOutputToHold(model, prepared, hold);
+  context.log.stream = request.stream;
+  const charge = chatCharge(context, model, request, hold);
+  const meta: ResponseMeta = {
+    id: responseId(),
+    createdAt: Math.floor(runtime.now() / 1000),
+    echo: responses.echo,
+    maxOutputTokens: request.max_completion_tokens,
+  };
+  // One usage for the reply and the charge: the provider's when well formed, else the documented estimate.
+  const billed = (reported: Usage | undefined, delivered: string): Usage => {
+    if (reported) return reported;
+    const prompt = estimatePromptTokens(request, model.config);
+    const completion = estimateCompletionTokens(delivered);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  };
+  const native = (): UpstreamResponsesRequest => ({ ...responses.body, max_output_tokens: request.max_completion_tokens });
+
+  if (request.stream) {
+    const upstreamRequest: ProviderChatRequest = { ...request, stream_options: { include_usage: true } };
+    const format = responsesSseFormat({
+      meta,
+      ...(responses.obfuscation ? { obfuscate: runtime.obfuscate } : {}),
+      // A stream that failed before delivering anything is not charged (chat's rule): it shows no usage.
+      billed: (reported, delivered, failedStream) => (failedStream && !reported && delivered === '' ? undefined : billed(reported, delivered)),
+    });
+    return streamMetered<ResponsesUpstreamItem>(runtime, context, admitted.value, {
+      open: (provider, upstream, signal) =>
+        isNative(provider) ? provider.responsesStream(native(), { upstream, signal }) : provider.chatStream(upstreamRequest, { upstream, signal }),
+      format,
+      charge: (reported, delivered, outcome) => charge(billed(readUsage(reported), delivered), delivered, outcome),
+      extra,
+    });
+  }
+
+  // No client signal: a non-streamed call runs to its end (within its deadline) and is settled
+  // exactly, client or not, as chat's.
+  const result = await callUpstream(
+    runtime,
+    model.routes,
+    { zdr: model.zdr },
+    async (provider, upstream, signal): Promise<{ chat: ChatCompletion } | { native: Record<string, unknown> }> =>
+      isNative(provider) ? { native: await provider.responses(native(), { upstream, signal }) } : { chat: await provider.chat(request, { upstream, signal }) },
+    { deadlineMs: runtime.wholeCallMs },
+  );
+  if (!result.ok) return failed(runtime, context, hold, started, result.error);
+  context.log.provider = result.route.name;
+  const reply = result.value;
+  if ('native' in reply) {
+    const body = reply.native;
+    const reported = nativeResponsesUsage(body.usage);
+    await charge(billed(reported, nativeText(body)), nativeText(body), reported ? 'done' : 'no_usage');
+    body.model = model.id;
+    return runtime.replies.json(JSON.stringify(body), started, extra);
+  }
+  const completion = reply.chat;
+  const reported = readUsage(completion.usage);
+  const usage = billed(reported, completionText(completion));
+  await charge(usage, completionText(completion), reported ? 'done' : 'no_usage');
+  return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, usage, meta)), started, extra);
+}
+
+/** The output text and function-call arguments of a native response object. */
+function nativeText(response: Record<string, unknown>): string {
+  let text = '';
+  for (const item of Array.isArray(response.output) ? response.output : []) {
+    if (typeof item !== 'object' || item === null) continue;
+    if (typeof item.arguments === 'string') text += item.arguments;
+    for (const part of Array.isArray(item.content) ? item.content : []) if (typeof part?.text === 'string') text += part.text;
+  }
+  return text;
+}
