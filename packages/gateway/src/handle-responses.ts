@@ -25,6 +25,9 @@ interface PreparedResponses extends PreparedChat {
   responses: ParsedResponsesRequest;
 }
 
+const TEE_REFUSED =
+  'model is a tee model: its replies come unchanged from the attested server, so it is served on /v1/chat/completions only, never rewritten into a response object.';
+
 /** A chat provider whose upstream also speaks the Responses API (`openaiCompatible({ responsesApi: true })`). */
 const isNative = (provider: ChatProvider): provider is ChatProvider & ResponsesPassThrough => 'responses' in provider && 'responsesStream' in provider;
 
@@ -39,6 +42,8 @@ function responsesEndpoint(runtime: Runtime): MeteredEndpoint<ParsedResponsesReq
     parse: parseResponsesRequest,
     model: (parsed) => chat.model(parsed.chat),
     resolve: (parsed, model, principal) => {
+      // A tee model's reply is the attested server's, byte for byte; a translated one would not be.
+      if (model.tee) return { ok: false, error: { code: 'invalid_parameter', message: TEE_REFUSED } };
       const prepared = chat.resolve(parsed.chat, model, principal);
       return prepared.ok ? ok({ ...prepared.value, responses: parsed }) : prepared;
     },

@@ -2,10 +2,11 @@
  * POST /v1/responses through `gateway.fetch`: the chat translation and the native pass-through,
  * metered like chat (admission, limits, hold, settlement, early stops), with exact amounts.
  */
+import type { ModelConfig } from '@tollgate/core';
 import { openaiCompatible } from '@tollgate/providers';
-import { fakeOpenAIResponses } from '@tollgate/testing';
+import { fakeOpenAI, fakeOpenAIResponses } from '@tollgate/testing';
 import { describe, expect, it } from 'vitest';
-import { setup, testModels, UPSTREAM_KEY } from '../test/test-harness';
+import { CHAT_PRICE, chatBody, setup, testModels, UPSTREAM_KEY } from '../test/test-harness';
 
 /** Ten one-word tokens for the fake (48 characters). */
 const TEN = 'one two three four five six seven eight nine ten';
@@ -162,5 +163,98 @@ describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesA
     expect(list.find((event) => event.type === 'response.output_text.delta')?.obfuscation).toEqual(expect.any(String));
     await t.gateway.idle();
     expect((await t.balance()).balance).toBe(before.balance - cost(3, 10));
+  });
+});
+
+describe('POST /v1/responses, the same rules as chat', () => {
+  const CHARACTER = 'You are Captain Marrow, a weary pirate who speaks only in riddles.';
+
+  it('the characters rule: a character prompt in instructions or a system item is app-only', async () => {
+    const t = await setup({ characters: [CHARACTER], fakeOptions: { reply: TEN } });
+    const before = await t.balance();
+    const asInstructions = await t.post('/v1/responses', { model: 'fast', instructions: `${CHARACTER} Stay in role.`, input: 'Ahoy' });
+    const asItem = await t.post('/v1/responses', {
+      model: 'fast',
+      input: [
+        { role: 'system', content: CHARACTER },
+        { role: 'user', content: 'Ahoy' },
+      ],
+    });
+    for (const refused of [asInstructions, asItem]) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('x-request-id')).toBeNull();
+      expect((await refused.json()).error.code).toBe('characters_app_only');
+    }
+    expect(t.fake.requests).toHaveLength(0);
+    expect(await t.balance()).toEqual(before);
+  });
+
+  it('shares the requests in flight with chat: two open Responses streams leave a free account no slot for a chat request', async () => {
+    const t = await setup({ fakeOptions: { reply: TEN } });
+    const first = await t.post('/v1/responses', { model: 'fast', input: 'Count', stream: true });
+    const second = await t.post('/v1/responses', { model: 'fast', input: 'Count', stream: true });
+    const chat = await t.post('/v1/chat/completions', chatBody());
+    expect([chat.status, (await chat.json()).error.code, chat.headers.get('retry-after')]).toEqual([429, 'concurrency_limit_exceeded', '1']);
+    await Promise.all([first.text(), second.text()]);
+    await t.gateway.idle();
+    expect(await t.inFlight()).toBe(0);
+    expect((await t.post('/v1/responses', { model: 'fast', input: 'Count' })).status).toBe(200);
+  });
+
+  it('is served under basePath, and only there', async () => {
+    const t = await setup({ basePath: '/api', fakeOptions: { reply: TEN } });
+    expect((await t.post('/api/v1/responses', { model: 'fast', input: 'Count' })).status).toBe(200);
+    const outside = await t.post('/v1/responses', { model: 'fast', input: 'Count' });
+    expect([outside.status, await outside.text()]).toEqual([404, 'Not Found']);
+  });
+
+  it('a client that leaves mid-stream pays the prompt estimate and the text it was sent', async () => {
+    const t = await setup({ fakeOptions: { reply: TEN } });
+    const before = await t.balance();
+    const response = await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true });
+    const reader = response.body?.getReader();
+    if (!reader) throw new Error('no body');
+    const decoder = new TextDecoder();
+    let text = '';
+    while ((text.match(/event: response\.output_text\.delta\n/g) ?? []).length < 3) {
+      const read = await reader.read();
+      if (read.done) throw new Error('the stream ended early');
+      text += decoder.decode(read.value, { stream: true });
+    }
+    await reader.cancel();
+    await t.gateway.idle();
+    const delivered = text
+      .split('\n\n')
+      .filter((block) => block.startsWith('event: response.output_text.delta'))
+      .map((block) => JSON.parse(block.split('\n')[1]?.slice('data: '.length) ?? 'null').delta)
+      .join('');
+    expect(delivered.split(' ').filter(Boolean)).toHaveLength(3);
+    // The prompt estimate of 'Count to ten' is 7 tokens (see the cut-stream test above).
+    const after = await t.balance();
+    expect([before.balance - after.balance, after.held]).toEqual([cost(7, Math.ceil(delivered.length / 4)), 0]);
+    expect(await t.inFlight()).toBe(0);
+  });
+
+  it('refuses a tee model with invalid_parameter naming model: its replies are never rewritten', async () => {
+    const enclave = fakeOpenAI({ reply: TEN });
+    const vault: ModelConfig = {
+      id: 'vault',
+      type: 'chat',
+      tier: 'tee',
+      provider: 'enclave',
+      upstream: 'gpt-4o-mini',
+      max_output_tokens: 1_000,
+      price: CHAT_PRICE,
+    };
+    const provider = openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: UPSTREAM_KEY, fetch: enclave.fetch, attest: async () => undefined });
+    const t = await setup({ providers: { enclave: provider }, models: [vault] });
+    const before = await t.balance();
+    const refused = await t.post('/v1/responses', { model: 'vault', input: 'Hello' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('x-request-id')).toBeNull();
+    expect((await refused.json()).error).toMatchObject({ code: 'invalid_parameter', message: expect.stringMatching(/^model /) });
+    expect(enclave.requests).toHaveLength(0);
+    expect(await t.balance()).toEqual(before);
+    expect((await t.post('/v1/chat/completions', chatBody({ model: 'vault' }))).status).toBe(200);
   });
 });
