@@ -433,6 +433,18 @@ describe('POST /v1/responses: every provider family', () => {
     await server.gateway.idle();
   });
 
+  it('a structured output on an Anthropic model is refused before anything is sent, and costs nothing', async () => {
+    const sent = fakes.anthropic.requests.length;
+    const format = { type: 'json_schema', name: 'greeting', schema: { type: 'object' } };
+    const { result, micros } = await charged(server, key, async () => {
+      const response = await post(server, key, { model: 'claude', input: 'Greet', text: { format } });
+      return { status: response.status, requestId: response.headers.get('x-request-id'), body: await response.json() };
+    });
+    expect(result).toMatchObject({ status: 400, requestId: expect.stringMatching(/^req_/), body: { error: { code: 'invalid_request' } } });
+    expect(fakes.anthropic.requests).toHaveLength(sent);
+    expect(micros).toBe(0);
+  });
+
   it('an upstream that fails mid-stream ends with response.failed; the account pays what was delivered', async () => {
     // An error event after four chunks: the upstream fails once the stream has started.
     fakes.openai.setFaults([{ kind: 'error-event', afterChunks: 4 }]);
