@@ -4,8 +4,10 @@
  * every line goes to the secrets scan.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@tollgate/testing/server';
 import { recordOutput } from './secrets-log';
 
 const BIN = fileURLToPath(new URL('../../examples/server/bin/tollgate.mjs', import.meta.url));
@@ -25,14 +27,33 @@ export interface ServerChild {
   rss(): number;
   /** SIGTERM, then SIGKILL if it is still there after `graceMs`; resolves once it exited. */
   stop(graceMs?: number): Promise<void>;
+  /** Reads /metrics (recorded for the secrets scan). */
+  metrics(): Promise<string>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** SIGKILLs every server child still running (the runner's time bound, or a crashed run). */
+export function killAllServerChildren(): void {
+  for (const child of running) child.kill('SIGKILL');
 }
 
 /** Starts `tollgate serve` with `env` over this process's environment; resolves on its `listening` line (60 s at most). */
 export async function startServerChild(env: Record<string, string>): Promise<ServerChild> {
+  // ADMIN_PORT=0 would turn /metrics off: a free port of its own.
+  const adminPort = String(await freePort());
+  // The marker of a demo account already made: no demo account, so no demo key printed (the suite makes its own accounts).
+  if (env.TOLLGATE_DATA_DIR) {
+    mkdirSync(env.TOLLGATE_DATA_DIR, { recursive: true });
+    const marker = join(env.TOLLGATE_DATA_DIR, 'demo-account.json');
+    if (!existsSync(marker)) writeFileSync(marker, '{}\n');
+  }
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', ...env },
+    env: { ...process.env, PORT: '0', ADMIN_PORT: adminPort, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -73,6 +94,11 @@ export async function startServerChild(env: Record<string, string>): Promise<Ser
     lines: () => lines,
     exited,
     rss: () => rssOf(pid),
+    async metrics() {
+      const text = await (await fetch(`${info.admin}/metrics`)).text();
+      recordOutput(text);
+      return text;
+    },
     async stop(graceMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

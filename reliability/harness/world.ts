@@ -29,17 +29,35 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
+/** Options of {@link startUpstream} beyond the fake's own. */
+export interface UpstreamOptions extends FakeOpenAIOptions {
+  /**
+   * Drops the connection once this many SSE events went out, after they reached the socket (the
+   * fake's own `cut` errors its body at once, and a web stream that errors discards what its reader
+   * had not read yet, so the gateway would see the cut before the events). Combine with a `drip`.
+   */
+  dropAfterEvents?: number;
+}
+
 /** Starts a fakeOpenAI (requiring {@link UPSTREAM_KEY}) on 127.0.0.1. */
-export async function startUpstream(options: FakeOpenAIOptions = {}): Promise<Upstream> {
+export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   const fake = fakeOpenAI({ apiKey: UPSTREAM_KEY, ...options });
   const bytesOut: number[] = [];
   const server = await listen(async (request) => {
     const response = await fake.handle(request);
     if (!response.body) return response;
     const index = bytesOut.push(0) - 1;
+    let events = 0;
     const counted = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
+        async transform(chunk, controller) {
+          if (options.dropAfterEvents !== undefined && events >= options.dropAfterEvents) {
+            // Let the events already written reach the gateway before the connection drops.
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            controller.error(new Error('connection dropped by the reliability suite'));
+            return;
+          }
+          events += Buffer.from(chunk).toString('utf8').split('\n\n').length - 1;
           bytesOut[index] = (bytesOut[index] ?? 0) + chunk.byteLength;
           controller.enqueue(chunk);
         },
