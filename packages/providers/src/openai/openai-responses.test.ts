@@ -1,6 +1,7 @@
 import { fakeOpenAIResponses } from '@tollgate/testing';
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
+import { openaiCompatible } from './openai-compatible';
 import { openaiResponses } from './openai-responses';
 import type { ResponsesWireEvent } from './openai-responses-stream';
 
@@ -53,5 +54,36 @@ describe('openaiResponses (native pass-through)', () => {
     expect(failure).toMatchObject({ code: 'upstream_error' });
     const strict = fakeOpenAIResponses();
     await expect(native(strict).responses({ input: 'Hi', bogus: 1 }, { upstream: 'gpt-4.1' })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+});
+
+describe('openaiCompatible({ responsesApi })', () => {
+  it('true: POST {baseURL}/responses with the provider credential and headers; attest kept', async () => {
+    const fake = fakeOpenAIResponses({ apiKey: 'sk-up', reply: 'Hi there' });
+    const seen: { url: string; headers: Headers }[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      seen.push({ url: String(input), headers: new Headers(init?.headers) });
+      return fake.fetch(input, init);
+    };
+    const attest = async () => undefined;
+    const provider = openaiCompatible({ baseURL: 'http://up.test/v1/', apiKey: 'sk-up', headers: { 'x-team': 'a' }, fetch, attest, responsesApi: true });
+    const response = await provider.responses({ input: 'Hello' }, { upstream: 'gpt-4.1' });
+    expect(response).toMatchObject({ object: 'response', status: 'completed' });
+    expect(seen.map((call) => [call.url, call.headers.get('authorization'), call.headers.get('x-team'), call.headers.get('accept')])).toEqual([
+      ['http://up.test/v1/responses', 'Bearer sk-up', 'a', 'application/json'],
+    ]);
+    const events = await all(await provider.responsesStream({ input: 'Hello' }, { upstream: 'gpt-4.1' }));
+    expect([seen[1]?.url, seen[1]?.headers.get('accept'), events.at(-1)?.type]).toEqual([
+      'http://up.test/v1/responses',
+      'text/event-stream',
+      'response.completed',
+    ]);
+    expect(provider.attest).toBe(attest);
+    expect(provider.kind).toBe('openai-compatible');
+  });
+
+  it('absent or false: no Responses calls, so the gateway translates chat for /v1/responses', () => {
+    expect('responses' in openaiCompatible({ baseURL: 'http://up.test/v1' })).toBe(false);
+    expect('responsesStream' in openaiCompatible({ baseURL: 'http://up.test/v1', responsesApi: false })).toBe(false);
   });
 });
