@@ -15,7 +15,7 @@ import { callUpstream } from './call-upstream';
 import { failed } from './failed';
 import { chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
-import { nativeResponsesUsage } from './native-responses-events';
+import { FAILED_UNDELIVERED, nativeResponsesUsage } from './native-responses-events';
 import { readUsage } from './read-usage';
 import { type ResponsesUpstreamItem, responsesSseFormat } from './responses-sse-format';
 import type { HandlerReply, MeteredContext, Runtime } from './runtime';
@@ -71,7 +71,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
     echo: responses.echo,
     maxOutputTokens: request.max_completion_tokens,
   };
-  // One usage for the reply and the charge: the provider's when well formed, else the documented estimate.
+  // The usage a reply shows: the provider's when well formed, else the estimate chatCharge bills (docs/http-api.md, Billing).
   const billed = (reported: Usage | undefined, delivered: string): Usage => {
     if (reported) return reported;
     const prompt = estimatePromptTokens(request, model.config);
@@ -92,7 +92,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
       open: (provider, upstream, signal) =>
         isNative(provider) ? provider.responsesStream(native(), { upstream, signal }) : provider.chatStream(upstreamRequest, { upstream, signal }),
       format,
-      charge: (reported, delivered, outcome) => charge(billed(readUsage(reported), delivered), delivered, outcome),
+      charge,
       extra,
     });
   }
@@ -112,16 +112,17 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   const reply = result.value;
   if ('native' in reply) {
     const body = reply.native;
-    const reported = nativeResponsesUsage(body.usage);
-    await charge(billed(reported, nativeText(body)), nativeText(body), reported ? 'done' : 'no_usage');
+    const text = nativeText(body);
+    const reported = nativeResponsesUsage(body.usage) ?? (body.status === 'failed' && text === '' ? FAILED_UNDELIVERED : undefined);
+    await charge(reported, text, reported ? 'done' : 'no_usage');
     body.model = model.id;
     return runtime.replies.json(JSON.stringify(body), started, extra);
   }
   const completion = reply.chat;
   const reported = readUsage(completion.usage);
-  const usage = billed(reported, completionText(completion));
-  await charge(usage, completionText(completion), reported ? 'done' : 'no_usage');
-  return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, usage, meta)), started, extra);
+  const text = completionText(completion);
+  await charge(completion.usage, text, reported ? 'done' : 'no_usage');
+  return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, billed(reported, text), meta)), started, extra);
 }
 
 /** The output text and function-call arguments of a native response object. */

@@ -23,6 +23,13 @@ export function nativeResponsesUsage(usage: unknown): Usage | undefined {
   });
 }
 
+/**
+ * The usage of a native response that failed upstream (`status: "failed"`) without reporting any
+ * and without delivering anything: nothing, as a chat call that failed before delivering is
+ * charged nothing (docs/http-api.md, Billing).
+ */
+export const FAILED_UNDELIVERED: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
 /** The pass-through of a native Responses stream: what it delivered and the usage it reported. */
 export interface NativeResponsesEvents {
   /** The bytes of one upstream event, with `model` rewritten to the client's id. */
@@ -60,7 +67,10 @@ export function nativeResponsesEvents(model: string): NativeResponsesEvents {
       if (isObject(response)) {
         response.model = model;
         snapshot = response;
-        if (TERMINAL.has(type)) usage = nativeResponsesUsage(response.usage) ?? usage;
+        if (TERMINAL.has(type)) {
+          const failedEmpty = type === 'response.failed' && delivered === '' ? FAILED_UNDELIVERED : undefined;
+          usage = nativeResponsesUsage(response.usage) ?? usage ?? failedEmpty;
+        }
       }
       return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
     },

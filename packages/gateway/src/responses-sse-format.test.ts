@@ -83,6 +83,18 @@ describe('responsesSseFormat', () => {
     expect(format.done()).toBeUndefined();
   });
 
+  it("a native upstream's own response.failed: no usage and nothing delivered is charged nothing; after text, the estimate", () => {
+    const failed = { type: 'response.failed', sequence_number: 1, response: { id: 'resp_up', status: 'failed', usage: null } };
+    const empty = responsesSseFormat({ meta, billed: () => undefined });
+    empty.item({ type: 'response.created', data: { type: 'response.created', sequence_number: 0, response: { id: 'resp_up', status: 'in_progress' } } });
+    empty.item({ type: 'response.failed', data: structuredClone(failed) });
+    expect(empty.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+    const partial = responsesSseFormat({ meta, billed: () => undefined });
+    partial.item({ type: 'response.output_text.delta', data: { type: 'response.output_text.delta', sequence_number: 0, delta: 'Half' } });
+    partial.item({ type: 'response.failed', data: structuredClone(failed) });
+    expect([partial.usage, partial.delivered]).toEqual([undefined, 'Half']);
+  });
+
   it('a native upstream cut short: a response.failed on its numbering, from its last response snapshot', () => {
     const format = responsesSseFormat({ meta, billed: () => ({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }) });
     format.item({
