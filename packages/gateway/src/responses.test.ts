@@ -122,8 +122,8 @@ describe('POST /v1/responses, chat translation', () => {
 });
 
 describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesApi: true }))', () => {
-  const native = () => {
-    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, reply: TEN, cachedTokens: 2 });
+  const native = (faults: Parameters<typeof fakeOpenAIResponses>[0]['faults'] = []) => {
+    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, reply: TEN, cachedTokens: 2, faults });
     const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: upstream.fetch, responsesApi: true });
     return { upstream, provider };
   };
@@ -163,6 +163,39 @@ describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesA
     expect(list.find((event) => event.type === 'response.output_text.delta')?.obfuscation).toEqual(expect.any(String));
     await t.gateway.idle();
     expect((await t.balance()).balance).toBe(before.balance - cost(3, 10));
+  });
+});
+
+describe('POST /v1/responses, native failures', () => {
+  it("an upstream error event mid-stream: response.failed on the upstream's numbering; pays the prompt estimate and the delivered text", async () => {
+    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, reply: TEN, faults: [{ kind: 'error-event', afterChunks: 6 }] });
+    const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: upstream.fetch, responsesApi: true });
+    const t = await setup({ providers: { local: provider }, models: testModels() });
+    const before = await t.balance();
+    const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
+    const delivered = list
+      .filter((event) => event.type === 'response.output_text.delta')
+      .map((event) => event.delta)
+      .join('');
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(list.map((event) => event.sequence_number)).toEqual(list.map((_, index) => index));
+    const last = list.at(-1);
+    expect(last).toMatchObject({ type: 'response.failed', response: { model: 'fast', status: 'failed', error: { code: 'upstream_error' } } });
+    expect(last?.response.usage).toMatchObject({ input_tokens: 7, output_tokens: Math.ceil(delivered.length / 4) });
+    await t.gateway.idle();
+    expect((await t.balance()).balance).toBe(before.balance - cost(7, Math.ceil(delivered.length / 4)));
+  });
+
+  it('an upstream refusal before any event is its own status, with nothing charged', async () => {
+    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, faults: [{ kind: 'status', status: 400, code: 'context_length_exceeded' }] });
+    const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: upstream.fetch, responsesApi: true });
+    const t = await setup({ providers: { local: provider }, models: testModels() });
+    const before = await t.balance();
+    const response = await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true });
+    expect([response.status, (await response.json()).error.code]).toEqual([400, 'context_length_exceeded']);
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    await t.gateway.idle();
+    expect(await t.balance()).toEqual(before);
   });
 });
 

@@ -52,6 +52,15 @@ describe('openaiResponses (native pass-through)', () => {
     const failure = await all(stream).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ProviderError);
     expect(failure).toMatchObject({ code: 'upstream_error' });
+    const erring = fakeOpenAIResponses({ faults: [{ kind: 'error-event', afterChunks: 4, code: 'context_length_exceeded' }] });
+    const events: ResponsesWireEvent[] = [];
+    const reader = (await native(erring).responsesStream({ input: 'Hi' }, { upstream: 'gpt-4.1' })).getReader();
+    const mapped = await (async () => {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) events.push(read.value);
+      return 'ended without an error';
+    })().catch((error: unknown) => error);
+    expect([events.length, mapped]).toEqual([4, expect.objectContaining({ code: 'context_length_exceeded', accepted: true })]);
+    expect(erring.open).toBe(0);
     const strict = fakeOpenAIResponses();
     await expect(native(strict).responses({ input: 'Hi', bogus: 1 }, { upstream: 'gpt-4.1' })).rejects.toMatchObject({ code: 'invalid_request' });
   });

@@ -64,6 +64,14 @@ describe('fakeOpenAIResponses', () => {
     });
   });
 
+  it("the error-event fault: OpenAI's error event, typed error, on the stream's numbering, then the end", async () => {
+    const fake = fakeOpenAIResponses({ reply: 'one two three', faults: [{ kind: 'error-event', afterChunks: 5, code: 'server_error', message: 'Boom' }] });
+    const text = await (await post(fake, { model: 'gpt-4.1', input: 'Hi', stream: true })).text();
+    const blocks = text.split('\n\n').filter(Boolean);
+    expect(blocks).toHaveLength(6);
+    expect(blocks.at(-1)).toBe('event: error\ndata: {"type":"error","sequence_number":5,"code":"server_error","message":"Boom","param":null}');
+  });
+
   it('refuses an unknown parameter and a missing input as OpenAI does', async () => {
     const fake = fakeOpenAIResponses();
     const unknown = await post(fake, { model: 'gpt-4.1', input: 'x', messages: [] });

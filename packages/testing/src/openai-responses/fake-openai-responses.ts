@@ -137,8 +137,12 @@ export function fakeOpenAIResponses(options: FakeOpenAIResponsesOptions = {}): F
     const replyBody = exchange.stream(events, {
       fault,
       malformed: stream ? 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":\n\n' : '{"id":"resp_broken","output":[',
-      errorEvent: (f) =>
-        `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 0, ...JSON.parse(openaiErrorBody(f.status ?? 500, { code: f.code, message: f.message })).error })}\n\n`,
+      // OpenAI's shape: `type` is the event's ("error", not the error body's "server_error"), and it
+      // carries on the stream's numbering (the events before it are numbered 0 to afterChunks - 1).
+      errorEvent: (f) => {
+        const { code, message, param } = JSON.parse(openaiErrorBody(f.status ?? 500, { code: f.code, message: f.message })).error;
+        return `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: f.afterChunks, code, message, param })}\n\n`;
+      },
     });
     return new Response(replyBody, { status: 200, headers: { 'content-type': stream ? 'text/event-stream; charset=utf-8' : 'application/json', ...headers } });
   }
