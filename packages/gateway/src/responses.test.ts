@@ -234,6 +234,12 @@ describe('POST /v1/responses, the same rules as chat', () => {
     expect((await t.post('/v1/responses', { model: 'fast', input: 'Count' })).status).toBe(200);
   });
 
+  it('another method is the plain-text 405, as on every route', async () => {
+    const t = await setup();
+    const response = await t.get('/v1/responses');
+    expect([response.status, await response.text(), response.headers.get('x-service-version')]).toEqual([405, 'Method Not Allowed', 'tollgate/test']);
+  });
+
   it('is served under basePath, and only there', async () => {
     const t = await setup({ basePath: '/api', fakeOptions: { reply: TEN } });
     expect((await t.post('/api/v1/responses', { model: 'fast', input: 'Count' })).status).toBe(200);
