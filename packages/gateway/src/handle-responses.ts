@@ -78,7 +78,13 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
     const completion = estimateCompletionTokens(delivered);
     return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   };
-  const native = (): UpstreamResponsesRequest => ({ ...responses.body, max_output_tokens: request.max_completion_tokens });
+  // OpenAI takes stream_options only with stream: true.
+  const { stream_options: streamOptions, ...checked } = responses.body;
+  const native = (): UpstreamResponsesRequest => ({
+    ...checked,
+    ...(request.stream && streamOptions != null ? { stream_options: streamOptions } : {}),
+    max_output_tokens: request.max_completion_tokens,
+  });
 
   if (request.stream) {
     const upstreamRequest: ProviderChatRequest = { ...request, stream_options: { include_usage: true } };

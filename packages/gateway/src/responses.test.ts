@@ -132,7 +132,13 @@ describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesA
     const { upstream, provider } = native();
     const t = await setup({ providers: { local: provider }, models: testModels() });
     const before = await t.balance();
-    const response = await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', metadata: { a: 'b' }, temperature: 0.5 });
+    const response = await t.post('/v1/responses', {
+      model: 'fast',
+      input: 'Count to ten',
+      metadata: { a: 'b' },
+      temperature: 0.5,
+      stream_options: { include_obfuscation: false },
+    });
     const body = await response.json();
     expect(upstream.requests[0]?.body).toEqual({
       model: 'gpt-4o-mini',
@@ -154,10 +160,11 @@ describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesA
   });
 
   it("streams the upstream's own events, model rewritten, and settles its usage", async () => {
-    const { provider } = native();
+    const { upstream, provider } = native();
     const t = await setup({ providers: { local: provider }, models: testModels() });
     const before = await t.balance();
     const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
+    expect(upstream.requests[0]?.body).toEqual({ model: 'gpt-4o-mini', input: 'Count to ten', max_output_tokens: 500, store: false, stream: true });
     expect(list[0]).toMatchObject({ type: 'response.created', response: { model: 'fast' } });
     expect(list.at(-1)).toMatchObject({ type: 'response.completed', response: { model: 'fast', usage: { input_tokens: 3, output_tokens: 10 } } });
     expect(list.find((event) => event.type === 'response.output_text.delta')?.obfuscation).toEqual(expect.any(String));
