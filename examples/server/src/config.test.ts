@@ -32,8 +32,10 @@ describe('loadConfig', () => {
       TOLLGATE_UPSTREAM_HEADERS_TIMEOUT_MS: '1500',
       TOLLGATE_UPSTREAM_BODY_TIMEOUT_MS: '2500',
       TOLLGATE_STREAM_IDLE_TIMEOUT_MS: '100',
+      TOLLGATE_CLIENT_STALL_TIMEOUT_MS: '3000',
     });
-    expect(config).toMatchObject({ upstreamHeadersTimeoutMs: 1_500, upstreamBodyTimeoutMs: 2_500, streamIdleTimeoutMs: 100 });
+    expect(config).toMatchObject({ upstreamHeadersTimeoutMs: 1_500, upstreamBodyTimeoutMs: 2_500, streamIdleTimeoutMs: 100, clientStallTimeoutMs: 3_000 });
+    expect(loadConfig({}).clientStallTimeoutMs).toBeUndefined();
     expect(() => loadConfig({ TOLLGATE_STREAM_IDLE_TIMEOUT_MS: '99' })).toThrow(
       new ConfigError('TOLLGATE_STREAM_IDLE_TIMEOUT_MS must be a whole number from 100 to 86400000, not "99"'),
     );

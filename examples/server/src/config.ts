@@ -37,6 +37,8 @@ export interface ServerConfig {
   upstreamBodyTimeoutMs?: number;
   /** Silence that ends an open stream, the upstream's or a client that reads nothing (gateway default 5 minutes). */
   streamIdleTimeoutMs?: number;
+  /** How long a stream's client may take no bytes before it is cut (gateway default: the stream idle limit). */
+  clientStallTimeoutMs?: number;
 }
 
 /** A configuration error: the message says which setting and why. */
@@ -49,6 +51,7 @@ const DEADLINES = {
   upstreamHeadersTimeoutMs: 'TOLLGATE_UPSTREAM_HEADERS_TIMEOUT_MS',
   upstreamBodyTimeoutMs: 'TOLLGATE_UPSTREAM_BODY_TIMEOUT_MS',
   streamIdleTimeoutMs: 'TOLLGATE_STREAM_IDLE_TIMEOUT_MS',
+  clientStallTimeoutMs: 'TOLLGATE_CLIENT_STALL_TIMEOUT_MS',
 } as const;
 
 const FILE_KEYS = new Set([
@@ -122,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   deadline('upstreamHeadersTimeoutMs');
   deadline('upstreamBodyTimeoutMs');
   deadline('streamIdleTimeoutMs');
+  deadline('clientStallTimeoutMs');
   return config;
 }
 

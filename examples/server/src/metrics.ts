@@ -9,7 +9,11 @@ export interface Metrics {
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** Counters of requests by path, status and code, latency buckets, and micro-dollars charged. */
+/**
+ * Counters of requests by path, status and code, latency buckets, micro-dollars charged, tokens
+ * billed, and usage an upstream reported beyond the limits it was sent (`usageOverLimit` of the
+ * request log: a model that ignores its output limit; it is billed at the limit).
+ */
 export function createMetrics(): Metrics {
   const requests = new Map<string, number>();
   const buckets = new Array<number>(BUCKETS.length).fill(0);
@@ -18,6 +22,7 @@ export function createMetrics(): Metrics {
   let micros = 0;
   let promptTokens = 0;
   let completionTokens = 0;
+  const overLimit = { requests: 0, prompt: 0, completion: 0 };
   return {
     record(log) {
       // A plain 404 (no code) is a path the gateway does not serve: one series for all of them, so
@@ -34,6 +39,11 @@ export function createMetrics(): Metrics {
       if (log.funding !== 'included') micros += log.costMicros ?? 0;
       promptTokens += log.promptTokens ?? 0;
       completionTokens += log.completionTokens ?? 0;
+      if (log.usageOverLimit) {
+        overLimit.requests++;
+        overLimit.prompt += log.usageOverLimit.promptTokens;
+        overLimit.completion += log.usageOverLimit.completionTokens;
+      }
     },
     render(active) {
       const lines = [
@@ -53,6 +63,13 @@ export function createMetrics(): Metrics {
         '# TYPE tollgate_tokens_total counter',
         `tollgate_tokens_total{kind="prompt"} ${promptTokens}`,
         `tollgate_tokens_total{kind="completion"} ${completionTokens}`,
+        '# HELP tollgate_usage_over_limit_total Requests whose upstream reported usage beyond the limits sent to it (billed at the limits).',
+        '# TYPE tollgate_usage_over_limit_total counter',
+        `tollgate_usage_over_limit_total ${overLimit.requests}`,
+        '# HELP tollgate_usage_over_limit_tokens_total Tokens reported beyond the limits sent upstream: not billed.',
+        '# TYPE tollgate_usage_over_limit_tokens_total counter',
+        `tollgate_usage_over_limit_tokens_total{kind="prompt"} ${overLimit.prompt}`,
+        `tollgate_usage_over_limit_tokens_total{kind="completion"} ${overLimit.completion}`,
         '# HELP tollgate_active_requests Requests and streams not finished.',
         '# TYPE tollgate_active_requests gauge',
         `tollgate_active_requests ${active}`,

@@ -69,6 +69,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       ...(config.upstreamHeadersTimeoutMs !== undefined ? { upstreamHeadersTimeoutMs: config.upstreamHeadersTimeoutMs } : {}),
       ...(config.upstreamBodyTimeoutMs !== undefined ? { upstreamBodyTimeoutMs: config.upstreamBodyTimeoutMs } : {}),
       ...(config.streamIdleTimeoutMs !== undefined ? { streamIdleTimeoutMs: config.streamIdleTimeoutMs } : {}),
+      ...(config.clientStallTimeoutMs !== undefined ? { clientStallTimeoutMs: config.clientStallTimeoutMs } : {}),
       onSettleError: ({ requestId, accountId, micros, error }) => {
         log({ level: 'error', msg: 'settlement failed: charge by hand', requestId, accountId, micros, error: (error as Error)?.message });
       },

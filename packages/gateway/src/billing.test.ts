@@ -281,7 +281,7 @@ describe('Billing 5: a lower output limit that fits the balance', () => {
 });
 
 describe('Billing 6 and 8: a negative balance refuses every metered request, and the model list stays free', () => {
-  it('goes negative when the upstream reports more than the limit, then refuses until topped up', async () => {
+  it('bills an upstream that reports more than the limit at the limit (never past the hold); a balance made negative refuses until topped up', async () => {
     // An upstream that ignores the output limit: the fake answers its whole 300-word reply.
     const upstream = fakeOpenAI({ reply: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' ') });
     const ignoringLimit: typeof fetch = async (input, init) => {
@@ -294,9 +294,23 @@ describe('Billing 6 and 8: a negative balance refuses every metered request, and
     const first = await t.post('/v1/chat/completions', chatBody());
     expect(first.status).toBe(200);
     expect(first.headers.get('x-output-limited')).toBe('balance');
-    // 2 prompt tokens + 300 completion tokens x 2 = 602, past the 219 held: the settle overdraws.
-    expect(await t.balance()).toEqual({ balance: 219 - 602, held: 0, available: -383 });
+    // Held 219: the prompt bound (11 bytes + 8 = 19) and the lowered limit of (219 - 19) / 2 = 100
+    // tokens. Reported: 2 prompt + 300 completion tokens (602, past the hold); billed at the limit:
+    // 2 + 100 x 2 = 202, and the 200 tokens past it are logged.
+    expect(await t.balance()).toEqual({ balance: 17, held: 0, available: 17 });
+    expect((await charges(t))[0]?.meta).toMatchObject({
+      prompt_tokens: 2,
+      completion_tokens: 100,
+      usage_over_limit: { prompt_tokens: 0, completion_tokens: 200 },
+    });
+    expect(t.logs.at(-1)).toMatchObject({ costMicros: 202, completionTokens: 100, usageOverLimit: { promptTokens: 0, completionTokens: 200 } });
 
+    // A balance can still go negative by other means (a store settle past a hold, an operator's
+    // correction): then every metered request is refused (Billing 6).
+    const hold = await t.store.hold(t.accountId, { micros: 17, ttlMs: 60_000 });
+    if (!hold.ok) throw new Error('hold refused');
+    await t.store.settle(hold.value.holdId, { micros: 400 });
+    expect(await t.balance()).toEqual({ balance: -383, held: 0, available: -383 });
     for (const body of [chatBody(), chatBody({ stream: true }), chatBody({ model: 'gratis' }), { model: 'painter', prompt: 'a lighthouse' }]) {
       const path = 'prompt' in body ? '/v1/images/generations' : '/v1/chat/completions';
       const refused = await t.post(path, body);

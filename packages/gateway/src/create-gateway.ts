@@ -5,6 +5,7 @@ import { validateModelPrices } from '@tollgate/billing';
 import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/validator';
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
+import { createCheckpoints } from './checkpoints';
 import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options';
 import { handleChat } from './handle-chat';
 import { fetchHandler } from './handle-fetch';
@@ -61,6 +62,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const now = options.now ?? Date.now;
   const timers = options.timers ?? systemTimers;
   const holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+  const idleTimeoutMs = options.streamIdleTimeoutMs ?? 5 * 60_000;
   const headersTimeoutMs = positive('upstreamHeadersTimeoutMs', options.upstreamHeadersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
   const bodyTimeoutMs = positive('upstreamBodyTimeoutMs', options.upstreamBodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
   const runtime: Runtime = {
@@ -75,7 +77,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     timers,
     holdTtlMs,
     keepaliveMs: options.keepaliveMs ?? 25_000,
-    idleTimeoutMs: options.streamIdleTimeoutMs ?? 5 * 60_000,
+    idleTimeoutMs,
+    clientStallTimeoutMs: positive('clientStallTimeoutMs', options.clientStallTimeoutMs, idleTimeoutMs),
+    checkpoints: createCheckpoints({ store: options.store, timers, ttlMs: holdTtlMs }),
     headersTimeoutMs,
     bodyTimeoutMs,
     wholeCallMs: headersTimeoutMs + bodyTimeoutMs,

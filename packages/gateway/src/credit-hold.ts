@@ -1,5 +1,6 @@
 import type { InsufficientBalance, Store } from '@tollgate/billing';
 import type { Result, Timers } from '@tollgate/core';
+import type { Checkpoints, TrackedHold } from './checkpoints';
 import type { Principal } from './gateway-options';
 
 /** A hold for one request; `included` funding holds nothing on the ledger. */
@@ -10,6 +11,12 @@ export interface CreditHold {
   settle(micros: number, meta: Record<string, unknown>): Promise<void>;
   /** Closes the hold without a charge (if it was not settled). */
   release(): Promise<void>;
+  /**
+   * Checkpoints what the request's stream delivered until the hold is settled or released, so a
+   * crash still charges it (docs/architecture.md, Billing). Returns the `touch` to call when the
+   * stream sent more: `deliveredMicros()` is then read at the next tick, capped at the hold.
+   */
+  track(checkpoints: Checkpoints, deliveredMicros: () => number): () => void;
 }
 
 /** Options of {@link holdCredits}. */
@@ -32,7 +39,7 @@ const SETTLE_ATTEMPTS = 4;
  */
 export async function holdCredits(store: Store, principal: Principal, input: HoldCreditsInput): Promise<Result<CreditHold, InsufficientBalance>> {
   if (principal.funding === 'included') {
-    return { ok: true, value: { micros: input.micros, settle: async () => {}, release: async () => {} } };
+    return { ok: true, value: { micros: input.micros, settle: async () => {}, release: async () => {}, track: () => () => {} } };
   }
   const result = await store.hold(principal.account.id, {
     micros: input.micros,
@@ -44,9 +51,13 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
   const holdId = result.value.holdId;
   const { timers } = input;
   let closed = false;
+  let tracked: TrackedHold | undefined;
+  const untrack = () => tracked?.stop();
+  const held = result.value.micros;
   const hold: CreditHold = {
-    micros: result.value.micros,
+    micros: held,
     async settle(micros, meta) {
+      untrack();
       if (closed) return;
       closed = true;
       // Settle is idempotent in every store, so retrying a failed call never charges twice.
@@ -64,9 +75,17 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       }
     },
     async release() {
+      untrack();
       if (closed) return;
       closed = true;
       await store.release(holdId).catch(() => {});
+    },
+    track(checkpoints, deliveredMicros) {
+      untrack();
+      if (closed) return () => {};
+      const current = checkpoints.track(holdId, () => Math.min(held, deliveredMicros()));
+      tracked = current;
+      return () => current.touch();
     },
   };
   return { ok: true, value: hold };

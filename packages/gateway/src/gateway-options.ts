@@ -28,7 +28,13 @@ export interface RequestLog {
   promptTokens?: number;
   completionTokens?: number;
   costMicros?: number;
-  /** How a stream ended: `done`, `client_gone`, `upstream_failed`. */
+  /**
+   * Tokens the upstream reported beyond the limits the gateway sent it (completion tokens past the
+   * output limit, prompt tokens past the hold's prompt bound): not billed, since a charge never
+   * exceeds the hold. Absent when the usage was within the limits.
+   */
+  usageOverLimit?: { promptTokens: number; completionTokens: number };
+  /** How a request or stream ended: `done`, `no_usage`, `incomplete`, `client_gone`, `upstream_failed`. */
   outcome?: string;
   latencyMs: number;
   /** The kind (`name`) of an error that escaped, answered 503 `service_unavailable`; its details went to `onError`. */
@@ -90,6 +96,13 @@ export interface GatewayOptions {
   holdTtlMs?: number;
   /** A stream with no upstream event for this long fails with an error event (default 5 minutes). */
   streamIdleTimeoutMs?: number;
+  /**
+   * A stream whose client has taken none of the bytes waiting for it for this long is cut as a
+   * client that left (default `streamIdleTimeoutMs`, 5 minutes): the upstream call is aborted, the
+   * slot freed, the client's body ended, and the stream charged what it delivered. Until then
+   * back-pressure keeps the upstream paused and the gateway buffers nothing more for it.
+   */
+  clientStallTimeoutMs?: number;
   /**
    * How long the upstream may take to answer: its response headers, and on a stream its first event
    * (default 5 minutes). Past it the upstream call is aborted and the request fails with

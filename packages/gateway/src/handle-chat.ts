@@ -5,6 +5,7 @@ import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRe
 import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callRoutes } from './call-routes';
 import { callUpstream } from './call-upstream';
+import { chatDeliveredCost } from './chat-delivered-cost';
 import { chatSseFormat } from './chat-sse-format';
 import { failed } from './failed';
 import type { CreditHold } from './credit-hold';
@@ -57,23 +58,48 @@ export function fitOutputToHold(model: ChatModel, prepared: PreparedChat, hold: 
   return { [HEADER.outputLimited]: 'balance' };
 }
 
-/** The cost function of chat: the provider's usage when well formed, else the estimate of the prompt and the delivered text. */
-export function chatCharge(context: MeteredContext, model: ChatModel, request: ProviderChatRequest, hold: CreditHold): ChatCharge {
+/**
+ * The cost function of chat: the provider's usage when well formed, billed within the limits the
+ * gateway sent upstream (completion tokens at most the output limit, prompt tokens at most the
+ * hold's prompt bound; what it reported beyond them goes to the log as `usageOverLimit` and to the
+ * entry's meta, unbilled), so the charge never exceeds the hold; else the estimate of the prompt
+ * and the delivered text. `promptBound` defaults to the request's bound (what the hold counted).
+ */
+export function chatCharge(
+  context: MeteredContext,
+  model: ChatModel,
+  request: ProviderChatRequest,
+  hold: CreditHold,
+  promptBound: number = promptTokenBound(request, model.config),
+): ChatCharge {
   return (reported, deliveredText, outcome) => {
     // Only well-formed usage is money; anything else is charged by the documented estimate.
     const usage = readUsage(reported);
-    const promptTokens = usage?.prompt_tokens ?? estimatePromptTokens(request, model.config);
+    const promptCount = usage?.prompt_tokens ?? estimatePromptTokens(request, model.config);
     // The provider's usage counts what it sent, and it comes after the content: when it arrived,
     // everything it counts was delivered. Without it, count the text the client was sent.
-    const completionTokens = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
+    const completionCount = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
+    // An upstream that reports more than it was allowed (a model that ignores max_tokens, a broken
+    // count) is billed at the limits: the hold was "the most the request could cost" (spec Billing
+    // 1). The estimate is the gateway's own count of what was delivered, charged as counted.
+    const promptTokens = usage ? Math.min(promptCount, promptBound) : promptCount;
+    const completionTokens = usage ? Math.min(completionCount, request.max_completion_tokens) : completionCount;
+    const meta: Record<string, unknown> = { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome };
+    if (usage && (promptTokens < promptCount || completionTokens < completionCount)) {
+      const over = { promptTokens: promptCount - promptTokens, completionTokens: completionCount - completionTokens };
+      context.log.usageOverLimit = over;
+      meta.usage_over_limit = { prompt_tokens: over.promptTokens, completion_tokens: over.completionTokens };
+    }
     let cost: number;
     try {
       cost = chatCostMicros(model.price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
     } catch {
       cost = hold.micros; // past the safe-integer range: the most the request was held for
     }
+    // Within the limits the cost is at most the hold already; this keeps it so whatever the rounding.
+    if (usage) cost = Math.min(cost, hold.micros);
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
-    return hold.settle(cost, { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome });
+    return hold.settle(cost, meta);
   };
 }
 
@@ -85,7 +111,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const { request } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;
-  const charge = chatCharge(context, model, request, hold);
+  const charge = chatCharge(context, model, request, hold, prepared.promptBound);
   const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
 
   if (model.tee) return teeChat(runtime, context, { ...admitted.value, routes: model.tee }, upstreamRequest, extra, charge);
@@ -188,6 +214,9 @@ export async function streamMetered<T>(
       return result.value;
     });
   }
+  // From here the stream owns the request: what it delivers is checkpointed on its hold until it settles.
+  const deliveredCost = chatDeliveredCost(model, admitted.prepared);
+  const touch = hold.track(runtime.checkpoints, () => deliveredCost(format.delivered));
   const { body, finished } = createMeteredStream({
     upstream,
     format,
@@ -209,8 +238,10 @@ export async function streamMetered<T>(
       runtime.options.onSettleError?.({ requestId: started.requestId, accountId: context.principal.account.id, micros: hold.micros, error });
       runtime.reportError(error, context);
     },
+    onDelivered: touch,
     keepaliveMs: runtime.keepaliveMs,
     idleTimeoutMs: runtime.idleTimeoutMs,
+    clientStallTimeoutMs: runtime.clientStallTimeoutMs,
     headersTimeoutMs: runtime.headersTimeoutMs,
     startedAt,
     timers: runtime.timers,

@@ -2,7 +2,7 @@ import { type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate
 import { ProviderError } from '@tollgate/providers';
 import { createKeepalive } from '@tollgate/sse';
 
-/** How a metered stream ended: read to its end, left by its client, or failed (or stalled) upstream. */
+/** How a metered stream ended: read to its end, left by its client (or cut for taking nothing), or failed (or stalled) upstream. */
 export type StreamOutcome = 'done' | 'client_gone' | 'upstream_failed';
 
 /** How a metered stream ended, for its settlement. */
@@ -60,10 +60,17 @@ export interface MeteredStreamOptions<T> {
   settle(end: StreamEnd): Promise<unknown>;
   /** Receives what `settle` threw (it must never take the stream down or go unseen). */
   report(error: unknown): void;
+  /** Told each time the client was sent an upstream item's bytes (the crash checkpoints' touch); must be cheap. */
+  onDelivered?(): void;
   /** Quiet time before a keepalive comment. */
   keepaliveMs: number;
-  /** Silence that ends an open stream: the upstream's while a read waits on it, else the client's. */
+  /** Upstream silence that fails an open stream: no item while a read waits on it. */
   idleTimeoutMs: number;
+  /**
+   * How long the client may take none of the bytes waiting for it before it is treated as gone
+   * (`client_gone`); default `idleTimeoutMs`.
+   */
+  clientStallTimeoutMs?: number;
   /** How long an upstream still opening may take to answer and send its first event, from `startedAt`. */
   headersTimeoutMs: number;
   /** When the upstream call started (unix ms). */
@@ -82,10 +89,11 @@ export interface MeteredStream {
  * The one owner of a streamed request's lifecycle, for the SSE rewrite and the tee pass-through
  * alike: the in-flight slot, settlement (exactly once), the idle and stall watch, the upstream's
  * deadline to answer, and aborts. The body is pull-based (`highWaterMark: 0`), so the upstream is
- * read only as fast as the client reads. However it ends — upstream done, failed or stalled, the
- * client cancelling its body, the client's request signal aborting, a client that reads nothing for
- * `idleTimeoutMs` — the slot is freed at once, the upstream call aborted and cancelled, and then
- * `settle` runs once with what happened.
+ * read only as fast as the client reads (back-pressure: nothing is buffered for a slow client).
+ * However it ends — upstream done, failed or stalled, the client cancelling its body, the client's
+ * request signal aborting, a client that takes nothing for `clientStallTimeoutMs` — the slot is
+ * freed at once, the upstream call aborted and cancelled, and then `settle` runs once with what
+ * happened.
  *
  * @example
  * const { body, finished } = createMeteredStream({ upstream: opened, format, abort, signal: request.signal,
@@ -113,8 +121,9 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
   // The idle clock: since when we wait on the upstream (still opening, or a read pending) or,
-  // between reads, on the client. Only upstream silence is a stall; a client that does not read
-  // must not be reported as a provider failure (backpressure keeps the upstream unread meanwhile).
+  // between reads, on the client. Only upstream silence is an upstream stall; a client that does
+  // not read must not be reported as a provider failure (backpressure keeps the upstream unread
+  // meanwhile): it is cut after its own limit.
   let waitingOnUpstream = opening !== undefined;
   let since = opening ? options.startedAt : now();
   let idleTimer: unknown;
@@ -178,13 +187,18 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   }
 
   // One lazily re-armed timer, not one per chunk. An upstream silent past its limit while we wait
-  // on it fails the stream; a client that read nothing for `idleTimeoutMs` is treated as gone.
+  // on it fails the stream; a client that took nothing for `clientStallTimeoutMs` is treated as
+  // gone (its body ends: a client that reads again finds what was queued, then the end). The
+  // timer never sleeps longer than the shorter of the two limits, so when the wait passes from one
+  // side to the other (the clock restarts) the new side's deadline is still met exactly.
+  const clientStallMs = options.clientStallTimeoutMs ?? options.idleTimeoutMs;
+  const shortestMs = Math.min(options.idleTimeoutMs, clientStallMs);
   const watchIdle = () => {
     if (ended) return;
-    const limit = opening ? options.headersTimeoutMs : options.idleTimeoutMs;
+    const limit = opening ? options.headersTimeoutMs : waitingOnUpstream ? options.idleTimeoutMs : clientStallMs;
     const idle = now() - since;
     if (idle < limit) {
-      idleTimer = timers.setTimeout(watchIdle, limit - idle);
+      idleTimer = timers.setTimeout(watchIdle, Math.min(limit - idle, shortestMs));
       return;
     }
     if (waitingOnUpstream) fail('upstream_error');
@@ -262,6 +276,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       const bytes = format.item(result.value);
       if (bytes === undefined) continue;
       controller.enqueue(bytes);
+      options.onDelivered?.();
       return;
     }
   }

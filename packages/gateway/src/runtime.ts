@@ -1,6 +1,7 @@
 import type { Timers } from '@tollgate/core';
 import type { Store } from '@tollgate/billing';
 import type { Attestations } from './call-routes';
+import type { Checkpoints } from './checkpoints';
 import type { GatewayOptions, Principal, RequestLog } from './gateway-options';
 import type { ModelCatalogue } from './model-catalogue';
 import type { Replies } from './reply';
@@ -19,6 +20,10 @@ export interface Runtime {
   holdTtlMs: number;
   keepaliveMs: number;
   idleTimeoutMs: number;
+  /** How long a stream's client may take none of the bytes waiting for it before the stream is cut. */
+  clientStallTimeoutMs: number;
+  /** Streams' delivered cost, written to their holds once a tick (crash checkpoints). */
+  checkpoints: Checkpoints;
   /** How long an upstream may take to answer (headers; on a stream, its first event). */
   headersTimeoutMs: number;
   /** How long a non-streamed reply's body may take after its headers (where the gateway sees them apart). */

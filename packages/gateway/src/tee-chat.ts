@@ -3,6 +3,7 @@ import type { ProviderChatRequest, RawReply } from '@tollgate/providers';
 import type { Admitted } from './admit-metered';
 import { callRoutes, toGatewayError } from './call-routes';
 import { callUpstream } from './call-upstream';
+import { chatDeliveredCost } from './chat-delivered-cost';
 import { failed } from './failed';
 import type { ChatCharge, PreparedChat } from './handle-chat';
 import { createMeteredStream, type StreamFormat } from './metered-stream';
@@ -75,6 +76,8 @@ export async function teeChat(
   const raw = answer.value.value;
   // A provider owes usage only for a body read to its end: after a cut or cancel, take what it has
   // already settled, so a usage promise that never resolves cannot hang the settlement.
+  const deliveredCost = chatDeliveredCost(model, admitted.prepared);
+  const touch = hold.track(runtime.checkpoints, () => deliveredCost(delivered(raw)));
   const { body, finished } = createMeteredStream({
     upstream: { reader: raw.body.getReader() },
     format: PASS_THROUGH,
@@ -103,8 +106,10 @@ export async function teeChat(
       runtime.options.onSettleError?.({ requestId: started.requestId, accountId: context.principal.account.id, micros: hold.micros, error });
       runtime.reportError(error, context);
     },
+    onDelivered: touch,
     keepaliveMs: runtime.keepaliveMs,
     idleTimeoutMs: runtime.idleTimeoutMs,
+    clientStallTimeoutMs: runtime.clientStallTimeoutMs,
     headersTimeoutMs: runtime.headersTimeoutMs,
     startedAt,
     timers: runtime.timers,

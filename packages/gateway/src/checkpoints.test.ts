@@ -1,0 +1,199 @@
+/**
+ * Crash checkpoints (checkpoints.ts, docs/architecture.md, Billing): what a stream delivered is
+ * written on its hold once a tick, in one store call for all streams, so that a stream whose
+ * instance dies is still charged what it delivered when its hold expires.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { estimateCompletionTokens, type HoldCheckpoint, memoryStore, type Store } from '@tollgate/billing';
+import { chatBody, setup, type TestGateway } from '../test/test-harness';
+import { charges, expectBooksBalanced, expectLedgerAddsUp, settled } from '../test/test-leaks';
+import { stepReader } from '../test/test-sse';
+import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
+import { CHECKPOINT_INTERVAL_MS, createCheckpoints } from './checkpoints';
+
+const WORDS = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+/** 'Hello there' estimated: ceil(11 / 4) = 3 tokens + 4 for the message. */
+const PROMPT_ESTIMATE = 7;
+/** What the early-stop rule charges for `text` at the test price (1 a prompt token, 2 a completion token). */
+const deliveredCost = (text: string) => PROMPT_ESTIMATE + 2 * estimateCompletionTokens(text);
+const contentOf = (payloads: string[]) =>
+  payloads.map((payload) => (JSON.parse(payload) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '').join('');
+
+/** A store that records its checkpoint calls, and can be made slow or failing. */
+function recordingStore(clock: { now: () => number }) {
+  const store = memoryStore({ now: clock.now });
+  const calls: HoldCheckpoint[][] = [];
+  const control = { fail: false, gate: undefined as Promise<void> | undefined };
+  const recording: Store = {
+    ...store,
+    async checkpoint(entries) {
+      calls.push([...entries]);
+      if (control.gate) await control.gate;
+      if (control.fail) throw new Error('store down');
+      return store.checkpoint?.(entries) ?? 0;
+    },
+  };
+  return { store: recording, calls, control };
+}
+
+describe('createCheckpoints', () => {
+  it('writes every touched hold whose cost rose in one call a tick, and arms a timer only while something is to write', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000 });
+    const costs = { a: 0, b: 0 };
+    const a = checkpoints.track('hold_a', () => costs.a);
+    const b = checkpoints.track('hold_b', () => costs.b);
+    expect(time.pending).toBe(0);
+    costs.a = 10;
+    a.touch();
+    costs.b = 4;
+    b.touch();
+    expect(time.pending).toBe(1);
+    await time.advance(CHECKPOINT_INTERVAL_MS - 1);
+    expect(calls).toEqual([]);
+    await time.advance(1);
+    expect(calls).toEqual([
+      [
+        { holdId: 'hold_a', micros: 10, ttlMs: 60_000 },
+        { holdId: 'hold_b', micros: 4, ttlMs: 60_000 },
+      ],
+    ]);
+    expect(time.pending).toBe(0);
+    // Many chunks within a tick are one write; a hold touched without a higher cost is not written.
+    for (const micros of [11, 12, 13]) {
+      costs.a = micros;
+      a.touch();
+    }
+    b.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_a', micros: 13, ttlMs: 60_000 }]);
+    await time.advance(5 * CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    // A stopped hold is not written, and stopping the last touched one clears the timer.
+    costs.a = 20;
+    a.touch();
+    a.stop();
+    a.touch();
+    expect(time.pending).toBe(0);
+    costs.b = 6;
+    b.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_b', micros: 6, ttlMs: 60_000 }]);
+    b.stop();
+    expect(time.pending).toBe(0);
+  });
+
+  it('writes a failed tick again on the next, and waits for a slow write rather than queue another', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls, control } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 1_000, intervalMs: 500 });
+    let cost = 7;
+    const x = checkpoints.track('hold_x', () => cost);
+    x.touch();
+    control.fail = true;
+    await time.advance(500);
+    control.fail = false;
+    await time.advance(500);
+    expect(calls).toEqual([[{ holdId: 'hold_x', micros: 7, ttlMs: 1_000 }], [{ holdId: 'hold_x', micros: 7, ttlMs: 1_000 }]]);
+    let open = () => {};
+    control.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    cost = 8;
+    x.touch();
+    await time.advance(500);
+    cost = 9;
+    x.touch();
+    await time.advance(1_500);
+    expect(calls).toHaveLength(3);
+    control.gate = undefined;
+    open();
+    await flush();
+    await time.advance(500);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_x', micros: 9, ttlMs: 1_000 }]);
+    x.stop();
+    expect(time.pending).toBe(0);
+  });
+
+  it('tracks nothing on a store without checkpoint', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { checkpoint: _, ...without } = memoryStore({ now: clock.now });
+    const y = createCheckpoints({ store: without, timers: time.timers, ttlMs: 1_000 }).track('hold_y', () => 5);
+    y.touch();
+    expect(time.pending).toBe(0);
+    y.stop();
+  });
+});
+
+describe('a stream whose instance dies', () => {
+  let t: TestGateway | undefined;
+  afterEach(async () => {
+    if (t) await settled(t);
+    t = undefined;
+  });
+
+  async function streaming(time: ManualTimers, clock: ReturnType<typeof manualClock>) {
+    const recorded = recordingStore(clock);
+    t = await setup({ plan: 'pro', clock, timers: time.timers, store: recorded.store, holdTtlMs: 60_000, fakeOptions: { reply: WORDS } });
+    return { t, ...recorded };
+  }
+
+  it('is charged what it delivered up to its last checkpoint once its hold expires, and only once', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { t, calls } = await streaming(time, clock);
+    const response = await t.post('/v1/chat/completions', chatBody({ stream: true }));
+    const requestId = response.headers.get('x-request-id');
+    const reader = stepReader(response);
+    let delivered = contentOf(await reader.take(4));
+    expect(delivered).toBe('w0 w1 w2');
+    // Nothing is written per chunk: the first write is the tick's.
+    expect(calls).toEqual([]);
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toEqual([[{ holdId: expect.stringMatching(/^hold_/), micros: deliveredCost(delivered), ttlMs: 60_000 }]]);
+    const holdId = calls[0]?.[0]?.holdId;
+    delivered += contentOf(await reader.take(10));
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    const checkpointed = deliveredCost(delivered);
+    expect(calls.at(-1)).toEqual([{ holdId, micros: checkpointed, ttlMs: 60_000 }]);
+    // Delivered after the last tick: what the crash loses (at most one tick of delivery).
+    await reader.take(5);
+    // The process dies: its timers never fire again; the clock goes on past the hold's TTL.
+    clock.advance(60_000 + CHECKPOINT_INTERVAL_MS);
+    expect(await t.store.releaseExpired()).toBe(1);
+    expect(await charges(t)).toEqual([expect.objectContaining({ micros: -checkpointed, kind: 'charge', holdId, requestId, meta: { outcome: 'checkpoint' } })]);
+    await expectLedgerAddsUp(t);
+    // Had the instance lived on and settled after all, nothing more is charged.
+    await reader.cancel();
+    await settled(t);
+    expect(await charges(t)).toHaveLength(1);
+    await expectBooksBalanced(t);
+  });
+
+  it('writes the checkpoints of all streams of the gateway in one store call a tick, and stops when they settle', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { t, calls } = await streaming(time, clock);
+    const readers = await Promise.all([1, 2, 3].map(async () => stepReader(await t.post('/v1/chat/completions', chatBody({ stream: true })))));
+    for (const reader of readers) await reader.take(3);
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toHaveLength(3);
+    // Only the stream that delivered more is written on the next tick.
+    await readers[1]?.take(2);
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toHaveLength(1);
+    for (const reader of readers) await reader.cancel();
+    await settled(t);
+    await time.advance(10 * CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    expect(time.pending).toBe(0);
+    expect(await charges(t)).toHaveLength(3);
+    await expectBooksBalanced(t);
+  });
+});
