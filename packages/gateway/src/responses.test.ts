@@ -193,6 +193,27 @@ describe('POST /v1/responses, native failures', () => {
     expect((await t.balance()).balance).toBe(before.balance - cost(7, Math.ceil(delivered.length / 4)));
   });
 
+  it('a whole response the upstream failed itself, with nothing delivered and no usage, passes through and costs nothing', async () => {
+    const failedBody = {
+      id: 'resp_up',
+      object: 'response',
+      model: 'gpt-4o-mini',
+      status: 'failed',
+      error: { code: 'server_error', message: 'x' },
+      output: [],
+      usage: null,
+    };
+    const fetch: typeof globalThis.fetch = async () => Response.json(failedBody);
+    const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch, responsesApi: true });
+    const t = await setup({ providers: { local: provider }, models: testModels() });
+    const before = await t.balance();
+    const response = await t.post('/v1/responses', { model: 'fast', input: 'Count to ten' });
+    expect([response.status, await response.json()]).toEqual([200, { ...failedBody, model: 'fast' }]);
+    await t.gateway.idle();
+    const after = await t.balance();
+    expect([after.balance, after.held]).toEqual([before.balance, 0]);
+  });
+
   it('an upstream refusal before any event is its own status, with nothing charged', async () => {
     const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, faults: [{ kind: 'status', status: 400, code: 'context_length_exceeded' }] });
     const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: upstream.fetch, responsesApi: true });
