@@ -51,6 +51,18 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   } else {
     await store.releaseExpired();
   }
+  // Instances sharing PostgreSQL come and go: whichever is alive sweeps the expired holds of a dead
+  // one, charging its cut streams what they had checkpointed (docs/architecture.md, Billing).
+  const sweepMs = Math.min(60_000, Math.max(1_000, config.holdTtlMs ?? 60_000));
+  const sweep = config.databaseUrl
+    ? setInterval(() => {
+        store
+          .releaseExpired()
+          .catch((error: unknown) =>
+            log({ level: 'error', msg: 'sweeping expired holds failed', error: error instanceof Error ? error.message : String(error) }),
+          );
+      }, sweepMs).unref()
+    : undefined;
   const metrics = createMetrics();
   const gateway = configured(() =>
     createGateway({
@@ -124,6 +136,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const close = () => {
     closing ??= (async () => {
       stopping = true;
+      clearInterval(sweep);
       for (const response of replies) if (!response.headersSent) response.setHeader('connection', 'close');
       // Resolved once the listening sockets and every connection are gone, so close() leaves nothing open.
       const closed = [server, admin].map((each) => each && new Promise<void>((resolve) => each.close(() => resolve())));

@@ -25,7 +25,7 @@ export interface HoldCreditsInput {
   minimum: number;
   ttlMs: number;
   requestId: string;
-  /** Receives settle failures that outlived the retries (the hold then expires uncharged). */
+  /** Receives settle failures that outlived the retries (the hold then expires, charged only a stream's crash checkpoint). */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
   /** The timers the settle retries wait on, so a test of a failing store runs on fake time. */
   timers: Timers;

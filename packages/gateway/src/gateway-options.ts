@@ -128,7 +128,8 @@ export interface GatewayOptions {
   /** Receives one record per finished request. */
   log?: (record: RequestLog) => void;
   /**
-   * Told when a settlement could not be written after retries: the hold then expires uncharged.
+   * Told when a settlement could not be written after retries: the hold then expires, charged
+   * only what a stream had checkpointed (see its ledger entry, meta `{ outcome: 'checkpoint' }`).
    * Alert on it; the details name the request, account and amount so it can be charged by hand.
    */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
