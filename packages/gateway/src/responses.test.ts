@@ -114,6 +114,12 @@ describe('POST /v1/responses, chat translation', () => {
     expect(body.max_output_tokens).toBe(40);
     expect(t.fake.requests.at(-1)?.body.max_completion_tokens).toBe(40);
 
+    await t.gateway.idle();
+    const streamed = await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true });
+    expect(streamed.headers.get('x-output-limited')).toBe('balance');
+    const completed = (await events(streamed)).at(-1);
+    expect([completed?.type, completed?.response.max_output_tokens]).toEqual(['response.completed', t.fake.requests.at(-1)?.body.max_completion_tokens]);
+
     const refused = await t.post('/v1/responses', { model: 'fast', input: 'x', previous_response_id: 'resp_1' });
     expect(refused.status).toBe(400);
     expect(refused.headers.get('x-request-id')).toBeNull();
