@@ -128,8 +128,8 @@ describe('POST /v1/responses, chat translation', () => {
 });
 
 describe('POST /v1/responses, native pass-through (openaiCompatible({ responsesApi: true }))', () => {
-  const native = (faults: Parameters<typeof fakeOpenAIResponses>[0]['faults'] = []) => {
-    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, reply: TEN, cachedTokens: 2, faults });
+  const native = () => {
+    const upstream = fakeOpenAIResponses({ apiKey: UPSTREAM_KEY, reply: TEN, cachedTokens: 2 });
     const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: upstream.fetch, responsesApi: true });
     return { upstream, provider };
   };
