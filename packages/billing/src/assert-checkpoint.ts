@@ -5,7 +5,7 @@ import type { HoldCheckpoint } from './store';
  * The meta of the charge entry `releaseExpired` writes for a hold it charges its checkpointed
  * amount, so the usage history tells a crash-cut stream from a settled one.
  */
-export const CHECKPOINT_CHARGE_META: Readonly<Record<string, unknown>> = Object.freeze({ outcome: 'checkpoint' });
+export const CHECKPOINT_CHARGE_META: { readonly outcome: 'checkpoint' } = Object.freeze({ outcome: 'checkpoint' });
 
 /**
  * Throws unless every checkpoint is well formed (a hold id, non-negative safe-integer micros, a

@@ -150,7 +150,10 @@ export interface Ledger {
   getBalance(accountId: string): Promise<Balance>;
   /** Holds credit for a request; refuses when less than `minimum` is available (or the balance is negative). */
   hold(accountId: string, input: HoldInput): Promise<HoldResult>;
-  /** Charges a hold and closes it. Idempotent: a second settle or a settle after release charges nothing. Works after the hold expired. */
+  /**
+   * Charges a hold and closes it. Idempotent: a second settle or a settle after release charges
+   * nothing. Works after the hold expired, unless `releaseExpired` charged it its checkpoint first.
+   */
   settle(holdId: string, input: SettleInput): Promise<SettleResult>;
   /** Closes a hold without a charge. Idempotent. */
   release(holdId: string): Promise<SettleResult>;

@@ -246,7 +246,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
           await tx`UPDATE tollgate_holds SET state = 'settled', charged = ${micros}, closed_at = ${at} WHERE id = ${row.id}`;
           await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta)
             VALUES (${newEntryId()}, ${row.account_id}, ${-micros}, 'charge', ${at}, ${row.id}, ${row.request_id},
-                    ${tx.json({ ...CHECKPOINT_CHARGE_META } as postgres.JSONValue)}::jsonb)`;
+                    ${tx.json({ ...CHECKPOINT_CHARGE_META })}::jsonb)`;
         }
         const released = await tx`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${at}`;
         return charged.length + released.count;
