@@ -64,7 +64,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   const { request, responses } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;
-  const charge = chatCharge(context, model, request, hold);
+  const charge = chatCharge(context, model, request, hold, prepared.promptBound);
   const meta: ResponseMeta = {
     id: responseId(),
     createdAt: Math.floor(runtime.now() / 1000),
