@@ -34,14 +34,3 @@ export function check(name: string, ok: boolean, detail: string, waitsFor?: stri
 export function reportedCheck(name: string, ok: boolean, detail: string): Check {
   return { name, ok, detail, reportedOnly: true };
 }
-
-/**
- * The library fixes some checks wait for (issue #20), each named for what it waits on. A check
- * carrying one is reported by `npm run reliability` and skipped in CI until the fix lands; then it
- * becomes a plain check.
- */
-export const WAITS_FOR = {
-  checkpoints: "durable crash checkpoints of delivered cost (a crashed stream's expired hold charges its checkpointed amount)",
-  chargeCap: 'the charge capped at the hold (usage above the limits billed at the limits, the excess logged and counted in /metrics)',
-  clientStall: 'a stream whose client stopped reading cut after a documented stall limit (clientStallTimeoutMs)',
-} as const;

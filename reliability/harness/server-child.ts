@@ -95,9 +95,14 @@ export async function startServerChild(env: Record<string, string>): Promise<Ser
     exited,
     rss: () => rssOf(pid),
     async metrics() {
-      const text = await (await fetch(`${info.admin}/metrics`)).text();
-      recordOutput(text);
-      return text;
+      try {
+        const text = await (await fetch(`${info.admin}/metrics`)).text();
+        recordOutput(text);
+        return text;
+      } catch (error) {
+        // A server that died must fail its scenario's checks, not hide them behind a throw.
+        return `# /metrics unreachable (${String(error)}); exit ${child.exitCode ?? child.signalCode ?? 'none'}; last lines: ${lines.slice(-3).join(' | ')}`;
+      }
     },
     async stop(graceMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -8,7 +8,7 @@
 import { chargesByRequest, invariantChecks, readLedger } from '../harness/ledger';
 import type { Backend } from '../harness/backend';
 import { chatBody, costOf, send, waitFor, type Reply } from '../harness/client';
-import { check, type ScenarioResult, type Size, WAITS_FOR } from '../harness/result';
+import { check, type ScenarioResult, type Size } from '../harness/result';
 import { startServerChild } from '../harness/server-child';
 import { catalogueEnv, createAccounts, removeDir, startUpstream } from '../harness/world';
 
@@ -83,7 +83,6 @@ export async function crashScenario(size: Size, dir: string, backend: Backend, h
           `each stream cut by the crash pays what it delivered, less at most ${CHECKPOINT_TOKENS} tokens (a checkpoint a second)`,
           underCharged === 0,
           `${underCharged} of ${cut.length} under-charged: ${cutCharged} µ$ charged for ${deliveredTokens} delivered tokens`,
-          WAITS_FOR.checkpoints,
         ),
       ],
     };
