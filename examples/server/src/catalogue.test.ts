@@ -182,7 +182,7 @@ describe('loadCatalogue with a file', () => {
   it('loads a valid file: providers by kind, keys from the named variables, models and characters as written', () => {
     const path = file({
       providers: {
-        openai: { kind: 'openai', apiKeyEnv: 'MY_OPENAI_KEY', zeroDataRetention: true },
+        openai: { kind: 'openai', apiKeyEnv: 'MY_OPENAI_KEY', zeroDataRetention: true, responsesApi: true },
         local: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', headers: { 'OpenAI-Organization': 'org-1' } },
         claude: { kind: 'anthropic', apiKeyEnv: 'MY_ANTHROPIC_KEY' },
         google: { kind: 'gemini', apiKeyEnv: 'MY_GEMINI_KEY' },
@@ -215,6 +215,9 @@ describe('loadCatalogue with a file', () => {
       searx: ['searxng', false],
       brave: ['brave', false],
     });
+    // responsesApi: the native Responses calls exist on that provider only.
+    expect('responses' in (catalogue.providers.openai ?? {})).toBe(true);
+    expect('responses' in (catalogue.providers.local ?? {})).toBe(false);
     expect(summary(catalogue)).toEqual(['chat:fast@openai/plus', 'image:draw@google/undefined', 'search:web@brave/undefined']);
     expect(catalogue.models[0]!.routes).toEqual([
       { provider: 'local', upstream: 'qwen' },
@@ -260,6 +263,10 @@ describe('loadCatalogue with a file', () => {
     );
     expect(errorOf({ providers: { x: { kind: 'openai', zeroDataRetention: 'true' } }, models })).toBe(
       'provider "x": "zeroDataRetention" must be true or false',
+    );
+    expect(errorOf({ providers: { x: { kind: 'openai', responsesApi: 'true' } }, models })).toBe('provider "x": "responsesApi" must be true or false');
+    expect(errorOf({ providers: { x: { kind: 'anthropic', responsesApi: true } }, models })).toBe(
+      'provider "x": "responsesApi" is only for openai and openai-compatible providers',
     );
     expect(errorOf({ providers: { x: { kind: 'openai', headers: 'org-1' } }, models })).toBe('provider "x": "headers" must be an object of string values');
     expect(errorOf({ providers: { x: { kind: 'openai', headers: { 'x-n': 1 } } }, models })).toBe('provider "x": "headers" must be an object of string values');

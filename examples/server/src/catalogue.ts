@@ -233,7 +233,7 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
   if (!Array.isArray(file.models)) fail('"models" must be an array');
   const providers: Record<string, Provider> = {};
   for (const [name, value] of Object.entries(file.providers as Record<string, unknown>)) {
-    const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; headers?: unknown };
+    const spec = value as { kind?: unknown; baseURL?: unknown; apiKeyEnv?: unknown; zeroDataRetention?: unknown; responsesApi?: unknown; headers?: unknown };
     const factory =
       (typeof spec?.kind === 'string' ? FACTORIES[spec.kind] : undefined) ??
       fail(`provider "${name}": "kind" must be one of ${Object.keys(FACTORIES).join(', ')} (got ${JSON.stringify(spec?.kind) ?? 'nothing'})`);
@@ -252,6 +252,12 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
       // A string "true" silently meaning false would send zdr prompts nowhere, or "false" meaning true anywhere.
       if (typeof spec.zeroDataRetention !== 'boolean') fail(`provider "${name}": "zeroDataRetention" must be true or false`);
       settings.zeroDataRetention = spec.zeroDataRetention as boolean;
+    }
+    if (spec.responsesApi !== undefined) {
+      // Only the OpenAI-compatible adapter has native Responses calls; elsewhere the flag would do nothing, silently.
+      if (factory !== openaiCompatible) fail(`provider "${name}": "responsesApi" is only for openai and openai-compatible providers`);
+      if (typeof spec.responsesApi !== 'boolean') fail(`provider "${name}": "responsesApi" must be true or false`);
+      settings.responsesApi = spec.responsesApi as boolean;
     }
     if (spec.headers !== undefined) {
       const headers = spec.headers;
