@@ -7,7 +7,7 @@
  * Environment: `RELIABILITY_SIZE=short` for the CI sizes (default `full`), `RELIABILITY_ONLY=<a
  * scenario's file name>[,…]` to run some, `RELIABILITY_MAX_SECONDS` (default 1500) bounds the run.
  */
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { postgresBackend, sqliteBackend } from './harness/backend';
 import type { ScenarioResult, Size } from './harness/result';
 import { killAllServerChildren } from './harness/server-child';
@@ -35,7 +35,14 @@ const bound = setTimeout(() => {
 }, maxSeconds * 1000);
 bound.unref();
 
-console.log(`node ${process.version}, ${availableParallelism()} CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; ${size} run`);
+// The machine's facts, for the table in docs/reliability.md: the load others put on it counts too.
+const machine = () =>
+  `load average ${loadavg()
+    .map((each) => each.toFixed(1))
+    .join(' ')}`;
+console.log(
+  `${new Date().toISOString()}: node ${process.version}, ${availableParallelism()} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB; ${size} run; ${machine()}`,
+);
 const [pg, redis] = await Promise.all([startPostgres(), startKillableRedis()]);
 const results: ScenarioResult[] = [];
 const scenarios: [string, () => Promise<ScenarioResult>][] = [
@@ -79,6 +86,7 @@ try {
   await Promise.all([pg.stop(), redis.stop()]);
 }
 
+console.log(`\n${new Date().toISOString()}: done; ${machine()}`);
 console.log('\n| scenario | figures | checks |\n| --- | --- | --- |');
 for (const result of results) {
   const figures = Object.entries(result.figures)
