@@ -5,7 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { estimateCompletionTokens, type HoldCheckpoint, memoryStore, type Store } from '@tollgate/billing';
-import { chatBody, setup, type TestGateway } from '../test/test-harness';
+import type { ModelConfig } from '@tollgate/core';
+import { openaiCompatible } from '@tollgate/providers';
+import { fakeOpenAI } from '@tollgate/testing';
+import { CHAT_PRICE, chatBody, setup, type TestGateway, UPSTREAM_KEY } from '../test/test-harness';
 import { charges, expectBooksBalanced, expectLedgerAddsUp, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
 import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
@@ -195,5 +198,38 @@ describe('a stream whose instance dies', () => {
     expect(time.pending).toBe(0);
     expect(await charges(t)).toHaveLength(3);
     await expectBooksBalanced(t);
+  });
+
+  it('checkpoints a tee pass-through stream the same way, from the text read on the side', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const recorded = recordingStore(clock);
+    const enclave = fakeOpenAI({ reply: WORDS });
+    const vault: ModelConfig = {
+      id: 'vault',
+      type: 'chat',
+      tier: 'tee',
+      provider: 'enclave',
+      upstream: 'gpt-4o-mini',
+      max_output_tokens: 1_000,
+      price: CHAT_PRICE,
+    };
+    const provider = openaiCompatible({ baseURL: 'http://enclave.test/v1', apiKey: UPSTREAM_KEY, fetch: enclave.fetch, attest: async () => undefined });
+    t = await setup({
+      clock,
+      timers: time.timers,
+      store: recorded.store,
+      providers: { enclave: provider },
+      models: [vault],
+    });
+    const reader = stepReader(await t.post('/v1/chat/completions', chatBody({ model: 'vault', stream: true })));
+    const delivered = contentOf(await reader.take(6));
+    expect(delivered).toBe('w0 w1 w2 w3 w4');
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    // The gateway's default hold TTL: a stream still delivering keeps its hold that long past each write.
+    expect(recorded.calls).toEqual([[{ holdId: expect.stringMatching(/^hold_/), micros: deliveredCost(delivered), ttlMs: 900_000 }]]);
+    await reader.cancel();
+    await settled(t);
+    expect(time.pending).toBe(0);
   });
 });
