@@ -62,8 +62,8 @@ export function fitOutputToHold(model: ChatModel, prepared: PreparedChat, hold: 
  * The cost function of chat: the provider's usage when well formed, billed within the limits the
  * gateway sent upstream (completion tokens at most the output limit, prompt tokens at most the
  * hold's prompt bound; what it reported beyond them goes to the log as `usageOverLimit` and to the
- * entry's meta, unbilled), so the charge never exceeds the hold; else the estimate of the prompt
- * and the delivered text. `promptBound` defaults to the request's bound (what the hold counted).
+ * entry's meta, unbilled), else the estimate of the prompt and the delivered text, within the same
+ * limits: the charge never exceeds the hold. `promptBound` defaults to the request's bound (what the hold counted).
  */
 export function chatCharge(
   context: MeteredContext,
@@ -79,13 +79,13 @@ export function chatCharge(
     // The provider's usage counts what it sent, and it comes after the content: when it arrived,
     // everything it counts was delivered. Without it, count the text the client was sent.
     const completionCount = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
-    // An upstream that reports more than it was allowed (a model that ignores max_tokens, a broken
-    // count) is billed at the limits: the hold was "the most the request could cost" (spec Billing
-    // 1). The estimate is the gateway's own count of what was delivered, charged as counted.
-    const promptTokens = usage ? Math.min(promptCount, promptBound) : promptCount;
-    const completionTokens = usage ? Math.min(completionCount, request.max_completion_tokens) : completionCount;
+    // An upstream that reports or sends more than it was allowed (a model that ignores max_tokens, a
+    // broken count, a tee server's text past the limit, whose estimate counts four characters a
+    // token) is billed at the limits: the hold was "the most the request could cost" (spec Billing 1).
+    const promptTokens = Math.min(promptCount, promptBound);
+    const completionTokens = Math.min(completionCount, request.max_completion_tokens);
     const meta: Record<string, unknown> = { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome };
-    if (usage && (promptTokens < promptCount || completionTokens < completionCount)) {
+    if (promptTokens < promptCount || completionTokens < completionCount) {
       const over = { promptTokens: promptCount - promptTokens, completionTokens: completionCount - completionTokens };
       context.log.usageOverLimit = over;
       meta.usage_over_limit = { prompt_tokens: over.promptTokens, completion_tokens: over.completionTokens };
@@ -97,7 +97,7 @@ export function chatCharge(
       cost = hold.micros; // past the safe-integer range: the most the request was held for
     }
     // Within the limits the cost is at most the hold already; this keeps it so whatever the rounding.
-    if (usage) cost = Math.min(cost, hold.micros);
+    cost = Math.min(cost, hold.micros);
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
     return hold.settle(cost, meta);
   };

@@ -507,7 +507,7 @@ describe('tee: failures and early stops', () => {
     expect(t.logs.at(-1)).toMatchObject({ code: 'upstream_error', outcome: 'incomplete' });
   });
 
-  it('a stream cancelled after two 4,000-character content events without usage is charged those tokens', async () => {
+  it('a stream cancelled after two 4,000-character content events without usage is charged those tokens, at most the output limit sent', async () => {
     const a = 'a'.repeat(4_000);
     const b = 'b'.repeat(4_000);
     const upstream = scriptedUpstream([contentEvent(a), contentEvent(b)], 'silent');
@@ -520,9 +520,16 @@ describe('tee: failures and early stops', () => {
     await reader.cancel();
     await t.gateway.idle();
     expect(upstream.state.open).toBe(0);
-    // 7 prompt tokens x 1 + 8,000 / 4 = 2,000 completion tokens x 2.
-    await expectCharged(t, [4_007]);
-    expect((await charges(t))[0]!.meta).toMatchObject({ prompt_tokens: 7, completion_tokens: 2_000, outcome: 'incomplete' });
+    // 7 prompt tokens x 1 + 8,000 / 4 = 2,000 completion tokens x 2 would be 4,007 µ$: past the 500
+    // tokens the request allowed, so billed at them (never above the hold): 7 + 500 x 2.
+    await expectCharged(t, [1_007]);
+    expect((await charges(t))[0]!.meta).toMatchObject({
+      prompt_tokens: 7,
+      completion_tokens: 500,
+      outcome: 'incomplete',
+      usage_over_limit: { prompt_tokens: 0, completion_tokens: 1_500 },
+    });
+    expect(t.logs.at(-1)?.usageOverLimit).toEqual({ promptTokens: 0, completionTokens: 1_500 });
   });
 
   it('a whole reply without usage is charged the prompt estimate plus its message text', async () => {
