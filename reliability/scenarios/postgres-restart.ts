@@ -51,6 +51,12 @@ export async function postgresRestartScenario(size: Size, dir: string, backend: 
         .map((line) => /"requestId":"([^"]+)"/.exec(line)?.[1] ?? ''),
     );
     const settleFailures = unsettled.size;
+    // What killed the server, if anything did: the error line of its last words.
+    const crash = server
+      .lines()
+      .slice(-12)
+      .find((line) => /Error/.test(line))
+      ?.trim();
     const ledger = await readLedger(backend.target);
     const open = ledger.holds.filter((hold) => hold.state === 'open');
     const openUnlogged = open.filter((hold) => hold.request_id === null || !unsettled.has(hold.request_id));
@@ -86,7 +92,7 @@ export async function postgresRestartScenario(size: Size, dir: string, backend: 
         check(
           'the server stays up',
           server.child.exitCode === null && server.child.signalCode === null,
-          `exit ${server.child.exitCode ?? server.child.signalCode ?? 'none'}`,
+          `exit ${server.child.exitCode ?? server.child.signalCode ?? 'none'}${crash ? `: ${crash}` : ''}`,
         ),
         check('recovers without a restart', Number.isFinite(recoveredMs), `first 200 ${Math.round(recoveredMs)} ms after PostgreSQL was back`),
         check(
