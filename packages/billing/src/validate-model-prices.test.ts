@@ -41,4 +41,18 @@ describe('validateModelPrices', () => {
     expect(() => validateModelPrices([{ ...search, micros_per_call: -3 }])).toThrow('model "web": micros_per_call must be a non-negative safe integer, got -3');
     expect(() => validateModelPrices([{ ...chat, image_token_bound: 0.5 }])).toThrow('model "fast": image_token_bound');
   });
+
+  it('takes a cached-prompt price that is a non-negative safe integer at most the prompt price', () => {
+    const price = { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 0 };
+    expect(validateModelPrices([{ ...chat, price: { ...price, cached_prompt_micros_per_mtok: 75_000 } }])).toBeUndefined();
+    expect(validateModelPrices([{ ...chat, price: { ...price, cached_prompt_micros_per_mtok: 150_000 } }])).toBeUndefined();
+    expect(validateModelPrices([{ ...chat, price: { ...price, cached_prompt_micros_per_mtok: 0 } }])).toBeUndefined();
+    const bad = (cached: unknown) => () => validateModelPrices([{ ...chat, price: { ...price, cached_prompt_micros_per_mtok: cached as never } }]);
+    // Above the prompt price the hold (every prompt token at the prompt price) would not be the most a request costs.
+    expect(bad(150_001)).toThrow('model "fast": price.cached_prompt_micros_per_mtok (150001) must not exceed price.prompt_micros_per_mtok (150000)');
+    expect(bad(-1)).toThrow('model "fast": price.cached_prompt_micros_per_mtok must be a non-negative safe integer, got -1');
+    expect(bad(0.5)).toThrow('price.cached_prompt_micros_per_mtok must be a non-negative safe integer, got 0.5');
+    expect(bad('75000')).toThrow('price.cached_prompt_micros_per_mtok must be a non-negative safe integer, got "75000"');
+    expect(bad(null)).toThrow('price.cached_prompt_micros_per_mtok must be a non-negative safe integer, got null');
+  });
 });

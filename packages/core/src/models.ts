@@ -7,6 +7,11 @@ export type ModelType = 'chat' | 'image' | 'search';
 export interface ChatPrice {
   /** Micro-dollars per million prompt tokens. */
   prompt_micros_per_mtok: number;
+  /**
+   * Micro-dollars per million prompt tokens the provider read from its cache (a subset of the
+   * prompt tokens); at most `prompt_micros_per_mtok`. Absent: cached tokens cost the prompt price.
+   */
+  cached_prompt_micros_per_mtok?: number;
   /** Micro-dollars per million completion tokens. */
   completion_micros_per_mtok: number;
   /** The least a request holds, whatever its size. */
