@@ -90,6 +90,8 @@ export interface Usage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
+  /** What the request was charged, in micro-dollars: the ledger entry's amount (set by the gateway). */
+  cost_micros?: number;
 }
 
 /** Why a choice ended. */

@@ -46,6 +46,8 @@ export interface ResponseUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
+  /** What the request was charged, in micro-dollars (set by the gateway, as on chat's usage). */
+  cost_micros?: number;
 }
 
 /** `text.format` of a request and of the response that echoes it. */

@@ -16,6 +16,11 @@ export interface ChatSseFormatOptions {
    * is charged). Without it such a stream has no usage chunk even when the client asked for one.
    */
   usageFallback?: (deliveredText: string) => Usage;
+  /**
+   * What the request is charged, shown as the usage chunk's `cost_micros`: called once, before the
+   * settle, with the usage reported (if any) and the text delivered; the settle must charge the same.
+   */
+  cost?: (reported: Usage | undefined, deliveredText: string) => number;
   /** Padding for the `obfuscation` field of every chunk. */
   obfuscate: () => string;
   /** The clock, for the usage chunk's `created` when no chunk came. */
@@ -67,8 +72,9 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
       return encoder.encode(sseData(JSON.stringify(chunk)));
     },
     done() {
-      const shown = options.includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
-      if (!shown) return DONE;
+      const counted = options.includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
+      if (!counted) return DONE;
+      const shown = options.cost ? { ...counted, cost_micros: options.cost(usage, delivered) } : counted;
       const usageChunk = JSON.stringify({
         id,
         object: 'chat.completion.chunk',

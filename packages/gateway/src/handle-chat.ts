@@ -1,4 +1,4 @@
-import { type ChatCompletion, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
+import { type ChatCompletion, completionId, GatewayError, HEADER, type Usage, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import type { ChatProvider, ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
@@ -26,8 +26,17 @@ export interface PreparedChat {
   full: number;
 }
 
-/** What a chat request is charged, given what the upstream reported and what the client was sent. */
-export type ChatCharge = (reported: unknown, deliveredText: string, outcome: string) => Promise<void>;
+/**
+ * What a chat request is charged, given what the upstream reported and what the client was sent:
+ * called once to settle. `quote` prices the request without settling, for the usage a reply shows
+ * before it settles (a stream's usage chunk): the first quote fixes the figure and the settle
+ * charges that same figure, so a reply's `cost_micros` is always the ledger entry's amount.
+ */
+export interface ChatCharge {
+  (reported: unknown, deliveredText: string, outcome: string): Promise<void>;
+  /** The micros the request is charged; the first call fixes them for the settle. */
+  quote(reported: unknown, deliveredText: string): number;
+}
 
 /** Chat's own steps: characters, media and part types, `message_too_long`, the hold of the prompt bound and output limit. */
 export function chatEndpoint(runtime: Runtime): MeteredEndpoint<ParsedChatRequest, ChatModel, PreparedChat> {
@@ -58,12 +67,25 @@ export function fitOutputToHold(model: ChatModel, prepared: PreparedChat, hold: 
   return { [HEADER.outputLimited]: 'balance' };
 }
 
+/** A chat request priced: the tokens billed, and their cost (docs/architecture.md, Billing). */
+interface ChatPricing {
+  micros: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Of the prompt tokens billed, those billed at the cached price. */
+  cachedTokens: number;
+  /** What the upstream reported or sent beyond the limits sent to it, not billed. */
+  over?: { promptTokens: number; completionTokens: number };
+}
+
 /**
  * The cost function of chat: the provider's usage when well formed, billed within the limits the
  * gateway sent upstream (completion tokens at most the output limit, prompt tokens at most the
  * hold's prompt bound; what it reported beyond them goes to the log as `usageOverLimit` and to the
  * entry's meta, unbilled), else the estimate of the prompt and the delivered text, within the same
- * limits: the charge never exceeds the hold. `promptBound` defaults to the request's bound (what the hold counted).
+ * limits: the charge never exceeds the hold. Reported cached prompt tokens are billed at the
+ * model's cached price (at most the prompt tokens billed). `promptBound` defaults to the request's
+ * bound (what the hold counted).
  */
 export function chatCharge(
   context: MeteredContext,
@@ -72,7 +94,7 @@ export function chatCharge(
   hold: CreditHold,
   promptBound: number = promptTokenBound(request, model.config),
 ): ChatCharge {
-  return (reported, deliveredText, outcome) => {
+  const price = (reported: unknown, deliveredText: string): ChatPricing => {
     // Only well-formed usage is money; anything else is charged by the documented estimate.
     const usage = readUsage(reported);
     const promptCount = usage?.prompt_tokens ?? estimatePromptTokens(request, model.config);
@@ -84,23 +106,55 @@ export function chatCharge(
     // token) is billed at the limits: the hold was "the most the request could cost" (spec Billing 1).
     const promptTokens = Math.min(promptCount, promptBound);
     const completionTokens = Math.min(completionCount, request.max_completion_tokens);
-    const meta: Record<string, unknown> = { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome };
+    // readUsage kept only a cached count within the reported prompt; within the billed prompt too.
+    const cachedTokens = Math.min(usage?.prompt_tokens_details?.cached_tokens ?? 0, promptTokens);
+    let micros: number;
+    try {
+      micros = chatCostMicros(model.price, { prompt_tokens: promptTokens, completion_tokens: completionTokens, cached_tokens: cachedTokens });
+    } catch {
+      micros = hold.micros; // past the safe-integer range: the most the request was held for
+    }
+    // Within the limits the cost is at most the hold already; this keeps it so whatever the rounding.
+    micros = Math.min(micros, hold.micros);
+    const pricing: ChatPricing = { micros, promptTokens, completionTokens, cachedTokens };
     if (promptTokens < promptCount || completionTokens < completionCount) {
-      const over = { promptTokens: promptCount - promptTokens, completionTokens: completionCount - completionTokens };
+      pricing.over = { promptTokens: promptCount - promptTokens, completionTokens: completionCount - completionTokens };
+    }
+    return pricing;
+  };
+  let quoted: ChatPricing | undefined;
+  const charge = (reported: unknown, deliveredText: string, outcome: string): Promise<void> => {
+    // A reply that already showed its cost is charged exactly that.
+    const { micros, promptTokens, completionTokens, cachedTokens, over } = quoted ?? price(reported, deliveredText);
+    const meta: Record<string, unknown> = { model: model.id, prompt_tokens: promptTokens, completion_tokens: completionTokens, outcome };
+    if (cachedTokens > 0) meta.cached_tokens = cachedTokens;
+    if (over) {
       context.log.usageOverLimit = over;
       meta.usage_over_limit = { prompt_tokens: over.promptTokens, completion_tokens: over.completionTokens };
     }
-    let cost: number;
-    try {
-      cost = chatCostMicros(model.price, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
-    } catch {
-      cost = hold.micros; // past the safe-integer range: the most the request was held for
-    }
-    // Within the limits the cost is at most the hold already; this keeps it so whatever the rounding.
-    cost = Math.min(cost, hold.micros);
-    Object.assign(context.log, { promptTokens, completionTokens, costMicros: cost, outcome });
-    return hold.settle(cost, meta);
+    Object.assign(context.log, { promptTokens, completionTokens, costMicros: micros, outcome });
+    return hold.settle(micros, meta);
   };
+  const quote = (reported: unknown, deliveredText: string): number => {
+    quoted ??= price(reported, deliveredText);
+    return quoted.micros;
+  };
+  return Object.assign(charge, { quote });
+}
+
+/**
+ * The usage a chat reply shows: the provider's when well formed, else the estimate the request is
+ * billed on (the prompt estimate and the delivered text's), with the charge as `cost_micros` when given.
+ */
+export function billedUsage(model: ChatModel, request: ProviderChatRequest, reported: Usage | undefined, deliveredText: string, costMicros?: number): Usage {
+  const usage = reported ?? estimatedUsage(model, request, deliveredText);
+  return costMicros === undefined ? usage : { ...usage, cost_micros: costMicros };
+}
+
+function estimatedUsage(model: ChatModel, request: ProviderChatRequest, deliveredText: string): Usage {
+  const prompt = estimatePromptTokens(request, model.config);
+  const completion = estimateCompletionTokens(deliveredText);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** `POST /v1/chat/completions`: admission, then a whole reply, a stream, or a tee pass-through. */
@@ -123,11 +177,9 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
       obfuscate: runtime.obfuscate,
       now: runtime.now,
       // A client that asked for usage gets it even from an upstream that reports none: the estimate it pays.
-      usageFallback: (text) => {
-        const prompt = estimatePromptTokens(request, model.config);
-        const completion = estimateCompletionTokens(text);
-        return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-      },
+      usageFallback: (text) => billedUsage(model, request, undefined, text),
+      // Priced once, for the usage chunk and the settle alike.
+      cost: charge.quote,
     });
     return streamMetered(runtime, context, admitted.value, {
       open: (provider, upstream, signal) => provider.chatStream(upstreamRequest, { upstream, signal }),
@@ -149,9 +201,14 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
   const completion: ChatCompletion = result.value;
-  await charge(completion.usage, completionText(completion), readUsage(completion.usage) ? 'done' : 'no_usage');
+  const reported = readUsage(completion.usage);
+  const text = completionText(completion);
+  const micros = charge.quote(completion.usage, text);
+  await charge(completion.usage, text, reported ? 'done' : 'no_usage');
   completion.id = completionId();
   completion.model = model.id;
+  // The provider's usage as it came (extra detail fields included), or the estimate billed, with the charge.
+  completion.usage = reported && completion.usage ? { ...completion.usage, cost_micros: micros } : billedUsage(model, request, undefined, text, micros);
   return runtime.replies.json(JSON.stringify(completion), started, extra);
 }
 

@@ -1,5 +1,4 @@
 import { type ChatCompletion, ok, type Usage } from '@tollgate/core';
-import { estimateCompletionTokens, estimatePromptTokens } from '@tollgate/billing';
 import {
   type ChatProvider,
   chatCompletionToResponse,
@@ -13,7 +12,7 @@ import { type ParsedResponsesRequest, parseResponsesRequest } from '@tollgate/va
 import { admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callUpstream } from './call-upstream';
 import { failed } from './failed';
-import { chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
+import { billedUsage, chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
 import { FAILED_UNDELIVERED, nativeResponsesUsage } from './native-responses-events';
 import { readUsage } from './read-usage';
@@ -71,13 +70,9 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
     echo: responses.echo,
     maxOutputTokens: request.max_completion_tokens,
   };
-  // The usage a reply shows: the provider's when well formed, else the estimate chatCharge bills (docs/http-api.md, Billing).
-  const billed = (reported: Usage | undefined, delivered: string): Usage => {
-    if (reported) return reported;
-    const prompt = estimatePromptTokens(request, model.config);
-    const completion = estimateCompletionTokens(delivered);
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  };
+  // The usage a reply shows: the provider's when well formed, else the estimate chatCharge bills,
+  // with the charge, priced once for the reply and the settle alike (docs/http-api.md, Billing).
+  const billed = (reported: Usage | undefined, delivered: string): Usage => billedUsage(model, request, reported, delivered, charge.quote(reported, delivered));
   // OpenAI takes stream_options only with stream: true.
   const { stream_options: streamOptions, ...checked } = responses.body;
   const native = (): UpstreamResponsesRequest => ({
@@ -93,6 +88,8 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
       ...(responses.obfuscation ? { obfuscate: runtime.obfuscate } : {}),
       // A stream that failed before delivering anything is not charged (chat's rule): it shows no usage.
       billed: (reported, delivered, failedStream) => (failedStream && !reported && delivered === '' ? undefined : billed(reported, delivered)),
+      // A native upstream's terminal event shows the charge in its usage too.
+      cost: charge.quote,
     });
     return streamMetered<ResponsesUpstreamItem>(runtime, context, admitted.value, {
       open: (provider, upstream, signal) =>
@@ -120,16 +117,22 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
     const body = reply.native;
     const text = nativeText(body);
     const reported = nativeResponsesUsage(body.usage) ?? (body.status === 'failed' && text === '' ? FAILED_UNDELIVERED : undefined);
+    const micros = charge.quote(reported, text);
     await charge(reported, text, reported ? 'done' : 'no_usage');
     body.model = model.id;
+    // The upstream's usage passes through; the charge is added to it, as on a translated response.
+    if (isObject(body.usage)) body.usage.cost_micros = micros;
     return runtime.replies.json(JSON.stringify(body), started, extra);
   }
   const completion = reply.chat;
   const reported = readUsage(completion.usage);
   const text = completionText(completion);
+  const usage = billed(reported, text); // priced before the settle, which charges the same figure
   await charge(completion.usage, text, reported ? 'done' : 'no_usage');
-  return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, billed(reported, text), meta)), started, extra);
+  return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, usage, meta)), started, extra);
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The output text and function-call arguments of a native response object. */
 function nativeText(response: Record<string, unknown>): string {

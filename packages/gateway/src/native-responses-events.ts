@@ -45,9 +45,10 @@ export interface NativeResponsesEvents {
 /**
  * Passes a native upstream's Responses events on unchanged but for the response's `model` (the
  * client's id, not the route's upstream name), reading the text it delivered and the usage of its
- * terminal event on the way.
+ * terminal event on the way. With `cost`, the terminal event's usage also gets the charge as
+ * `cost_micros` (priced from that usage and the text delivered until then).
  */
-export function nativeResponsesEvents(model: string): NativeResponsesEvents {
+export function nativeResponsesEvents(model: string, cost?: (usage: Usage | undefined, delivered: string) => number): NativeResponsesEvents {
   let delivered = '';
   let usage: Usage | undefined;
   let sequence = 0;
@@ -70,6 +71,7 @@ export function nativeResponsesEvents(model: string): NativeResponsesEvents {
         if (TERMINAL.has(type)) {
           const failedEmpty = type === 'response.failed' && delivered === '' ? FAILED_UNDELIVERED : undefined;
           usage = nativeResponsesUsage(response.usage) ?? usage ?? failedEmpty;
+          if (cost && isObject(response.usage)) response.usage.cost_micros = cost(usage, delivered);
         }
       }
       return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;

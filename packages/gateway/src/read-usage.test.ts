@@ -44,3 +44,19 @@ describe('readUsage', () => {
     });
   });
 });
+
+describe('readUsage, cached tokens', () => {
+  it('keeps a cached count up to the prompt and drops one above it (the prompt is then billed in full)', () => {
+    expect(readUsage({ prompt_tokens: 5, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 5 } })).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 3,
+      total_tokens: 8,
+      prompt_tokens_details: { cached_tokens: 5 },
+    });
+    expect(readUsage({ prompt_tokens: 5, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 6 } })).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 3,
+      total_tokens: 8,
+    });
+  });
+});

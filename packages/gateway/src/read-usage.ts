@@ -9,7 +9,8 @@ const count = (value: unknown): value is number => typeof value === 'number' && 
  * The upstream's usage when it is well formed (non-negative whole token counts), else undefined
  * so the caller charges the documented estimate. Money is never computed from numbers an upstream
  * got wrong: a missing, negative, fractional or absurd count would otherwise throw in the cost
- * arithmetic (leaving the hold open) or credit the account.
+ * arithmetic (leaving the hold open) or credit the account. A cached count above the prompt is
+ * dropped (the prompt is then billed at the prompt price).
  */
 export function readUsage(value: unknown): Usage | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -21,7 +22,9 @@ export function readUsage(value: unknown): Usage | undefined {
     total_tokens: raw.prompt_tokens + raw.completion_tokens,
   };
   const cached = (raw.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens;
-  if (count(cached)) usage.prompt_tokens_details = { cached_tokens: cached };
+  // Cached tokens are a subset of the prompt (billed at the cached price): more is a broken count,
+  // dropped so the usage shown agrees with the bill, which then counts every prompt token in full.
+  if (count(cached) && cached <= raw.prompt_tokens) usage.prompt_tokens_details = { cached_tokens: cached };
   const reasoning = (raw.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens;
   if (count(reasoning)) usage.completion_tokens_details = { reasoning_tokens: reasoning };
   return usage;

@@ -19,6 +19,11 @@ export interface ResponsesSseFormatOptions {
    * one, else the estimate of what was delivered; undefined when a failed stream is not charged.
    */
   billed(reported: Usage | undefined, delivered: string, failed: boolean): Usage | undefined;
+  /**
+   * What the request is charged, added as `cost_micros` to the usage of a native upstream's
+   * terminal event (a chat upstream's events get it from `billed`); the settle must charge the same.
+   */
+  cost?: (reported: Usage | undefined, delivered: string) => number;
 }
 
 /** The Responses SSE rewrite of an upstream stream, and what it delivered (for settlement). */
@@ -44,7 +49,7 @@ const isNative = (item: ResponsesUpstreamItem): item is ResponsesWireEvent => 'd
  */
 export function responsesSseFormat(options: ResponsesSseFormatOptions): ResponsesSseFormat {
   const events = createResponseEvents(options.meta);
-  const native = nativeResponsesEvents(options.meta.echo.model);
+  const native = nativeResponsesEvents(options.meta.echo.model, options.cost);
   let usage: Usage | undefined;
   let started = false;
   let passThrough = false;

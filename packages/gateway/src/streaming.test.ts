@@ -211,6 +211,8 @@ describe('every chunk of a stream', () => {
       total_tokens: reported.total_tokens,
       prompt_tokens_details: { cached_tokens: reported.prompt_tokens_details.cached_tokens },
       completion_tokens_details: { reasoning_tokens: reported.completion_tokens_details.reasoning_tokens },
+      // And the charge (docs/http-api.md, Billing): 1 micro a prompt token, 2 a completion token.
+      cost_micros: reported.prompt_tokens + 2 * reported.completion_tokens,
     });
     expect(text).toBe(REPLY);
     await settled(s);
