@@ -1,0 +1,37 @@
+/**
+ * A settlement that cannot be written must not cost the client its reply, whether or not the
+ * embedder passed `onSettleError`: after the retries the hold is left to expire and the request
+ * is answered as served.
+ */
+import { memoryStore } from '@tollgate/billing';
+import { describe, expect, it } from 'vitest';
+import { chatBody, setup } from '../test/test-harness';
+import { manualClock, manualTimers } from '../test/test-timers';
+
+describe('a settlement that cannot be written, without onSettleError', () => {
+  it('is retried four times, then the reply is still the 200 the client was served', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const store = memoryStore({ now: clock.now });
+    let attempts = 0;
+    const failing = Object.assign(Object.create(store) as typeof store, {
+      settle: async () => {
+        attempts++;
+        throw new Error('database is gone');
+      },
+    });
+    const errors: unknown[] = [];
+    const t = await setup({ store: failing, clock, timers: time.timers, onError: (error) => void errors.push(error) });
+    let done = false;
+    const pending = t.post('/v1/chat/completions', chatBody()).then((response) => {
+      done = true;
+      return response;
+    });
+    for (let step = 0; step < 50 && !done; step++) await time.advance(100);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { object: string }).object).toBe('chat.completion');
+    expect(attempts).toBe(4);
+    expect(errors).toEqual([]);
+  });
+});
