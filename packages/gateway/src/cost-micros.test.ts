@@ -167,6 +167,15 @@ describe('cost_micros on chat completions', () => {
   });
 });
 
+describe('the cached price at createGateway', () => {
+  it('refuses a cached price above the prompt price: the hold would no longer be the most a request costs', async () => {
+    const price = { ...CACHED_PRICE, cached_prompt_micros_per_mtok: 3_000_001 };
+    await expect(open({ models: [model('cached', 'gpt-4o-mini', { price })] })).rejects.toThrow(
+      'model "cached": price.cached_prompt_micros_per_mtok (3000001) must not exceed price.prompt_micros_per_mtok (3000000)',
+    );
+  });
+});
+
 describe('cached tokens of each provider family', () => {
   it('Anthropic: cache reads are the cached tokens, cache writes are billed at the prompt price', async () => {
     const fake = fakeAnthropic({ reply: TEN, cacheReadTokens: 3, cacheCreationTokens: 2 });
@@ -240,6 +249,18 @@ describe('cost_micros on POST /v1/responses', () => {
     expect(last.type).toBe('response.completed');
     expect(last.response.usage).toMatchObject({ input_tokens: 8, input_tokens_details: { cached_tokens: 3 }, cost_micros: CACHED_COST });
     await expectChargedExactly(t, last.response.usage.cost_micros);
+  });
+
+  it('a stream cut upstream: response.failed carries the charge of what was delivered', async () => {
+    const t = await open({ fakeOptions: { reply: TEN, cachedTokens: 3, faults: [{ kind: 'cut', afterChunks: 4 }] } });
+    const list = await responsesEvents(await t.post('/v1/responses', { model: 'cached', input: EIGHT, stream: true }));
+    const last = list.at(-1);
+    expect(last.type).toBe('response.failed');
+    // No usage came: the prompt and the delivered text are estimated, with no cached tokens.
+    const usage = last.response.usage;
+    expect(usage.input_tokens_details).toEqual({ cached_tokens: 0 });
+    expect(usage.cost_micros).toBe(priced(usage.input_tokens, 0, usage.output_tokens));
+    await expectChargedExactly(t, usage.cost_micros, { outcome: 'upstream_failed' });
   });
 
   it('native pass-through, whole and streamed: the upstream usage gets the charge added', async () => {
