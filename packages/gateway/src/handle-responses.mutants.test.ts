@@ -3,7 +3,8 @@
  * estimate of everything it delivered (output text and function-call arguments, whatever else the
  * output list holds); one the upstream failed still pays what it delivered (only a failed one that
  * delivered nothing is free), and a completed one with no output pays its prompt; an upstream failure is the spec's error with nothing charged; a streamed
- * request over a chat upstream always asks it for usage.
+ * request over a chat upstream always asks it for usage; a zero-retention model is never sent to a
+ * provider that does not confirm it.
  */
 import { chatCostMicros, estimateCompletionTokens } from '@tollgate/billing';
 import type { ChatProvider, ResponsesPassThrough } from '@tollgate/providers';
@@ -25,7 +26,7 @@ function response(status: string, output: unknown[]): Record<string, unknown> {
   return { id: 'resp_upstream', object: 'response', created_at: 1, status, model: 'upstream', output };
 }
 
-const MESSAGE = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello world!' }, { type: 'refusal' }] };
+const MESSAGE = { type: 'message', role: 'assistant', content: [null, { type: 'output_text', text: 'Hello world!' }, { type: 'refusal' }] };
 const CALL = { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{"q":"tollgate"}' };
 
 async function charges(t: Awaited<ReturnType<typeof setup>>) {
@@ -74,5 +75,25 @@ describe('POST /v1/responses charges', () => {
     const t = await setup();
     await readEvents(await t.post('/v1/responses', { model: 'fast', input: 'Hello there', stream: true }));
     expect(t.fake.requests.map((request) => request.body.stream_options)).toEqual([{ include_usage: true }]);
+  });
+
+  it('a response over a chat upstream that reported usage is charged it ("done"), created at the gateway’s clock in seconds', async () => {
+    const t = await setup();
+    const reply = await t.post('/v1/responses', { model: 'fast', input: 'Hello there' });
+    expect(reply.status).toBe(200);
+    const body = (await reply.json()) as { created_at: number; usage: { input_tokens: number; output_tokens: number; total_tokens: number } };
+    expect(body.created_at).toBe(Math.floor(t.clock.now() / 1000));
+    expect(body.usage.total_tokens).toBe(body.usage.input_tokens + body.usage.output_tokens);
+    expect((await charges(t)).map((charge) => charge.meta?.outcome)).toEqual(['done']);
+  });
+
+  it('a zero-retention model is refused on a provider that does not confirm it, before any prompt is sent', async () => {
+    const models = CHAT_MODELS.map((model) => ({ ...model, retention: 'zdr' }));
+    const t = await setup({ models });
+    const reply = await t.post('/v1/responses', { model: 'fast', input: 'Hello there' });
+    expect(reply.status).toBe(502);
+    expect(((await reply.json()) as { error: { code: string } }).error.code).toBe('upstream_retention');
+    expect(t.fake.requests).toEqual([]);
+    expect(await charges(t)).toEqual([]);
   });
 });
