@@ -54,7 +54,7 @@ const fast = (): ChatModelConfig => {
 };
 /** The chat models of the harness (its image model needs an image provider). */
 const CHAT_MODELS = testModels().filter((model) => model.type === 'chat');
-const REQUEST: ChatRequest = { model: 'fast', messages: [{ role: 'user', content: 'Hello there' }] };
+const REQUEST: ChatRequest = { model: 'fast', stream: false, messages: [{ role: 'user', content: 'Hello there' }] };
 
 async function charges(t: Awaited<ReturnType<typeof setup>>) {
   return (await t.store.entries(t.accountId)).filter((entry) => entry.kind === 'charge').map((entry) => ({ micros: entry.micros, meta: entry.meta }));
