@@ -4,43 +4,10 @@
  * to 7-20 s after a few refused connections, so requests hung for up to 20 s after recovery. The
  * outage is a TCP proxy in front of a real server, taken down and brought back on the same port.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findPostgresBin, startPostgres, type PostgresServer } from '../test/postgres-server';
+import { tcpProxy } from '../test/tcp-proxy';
 import { postgresStore } from './postgres-store';
-
-/** A TCP proxy to `target` that can refuse connections (down) and accept them again (up) on its port. */
-async function proxy(target: { host: string; port: number }) {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const up = () =>
-    new Promise<void>((resolve) => {
-      const listening = createServer((client) => {
-        const upstream = connect(target.port, target.host);
-        for (const each of [client, upstream]) {
-          sockets.add(each);
-          each.on('error', () => {});
-          each.on('close', () => sockets.delete(each));
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server = listening;
-      listening.listen(port, '127.0.0.1', () => {
-        port = (listening.address() as AddressInfo).port;
-        resolve();
-      });
-    });
-  const down = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      if (server) server.close(() => resolve());
-      else resolve();
-    });
-  await up();
-  return { port: () => port, up, down };
-}
 
 const installed = findPostgresBin() !== undefined;
 
@@ -53,7 +20,7 @@ const installed = findPostgresBin() !== undefined;
   it('fails fast while the database is down and serves within about a second once it is back', async () => {
     pg = await startPostgres();
     const direct = new URL(await pg.createDatabase('reconnect'));
-    const gate = await proxy({ host: direct.hostname, port: Number(direct.port) });
+    const gate = await tcpProxy({ host: direct.hostname, port: Number(direct.port) });
     const url = new URL(direct);
     url.port = String(gate.port());
     const store = postgresStore(url.toString(), { max: 2 });
