@@ -150,6 +150,14 @@ describe('cost_micros on chat completions', () => {
     await expectChargedExactly(t, 719, { completion_tokens: 100, usage_over_limit: { prompt_tokens: 0, completion_tokens: 4_900 } });
   });
 
+  it('a prompt reported past the prompt bound of the hold: billed at the bound, of which at most all are cached', async () => {
+    const t = await open({ providers: { local: reporting({ prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 90 } }) } });
+    const body = await (await t.post('/v1/chat/completions', ask())).json();
+    // The bound: 39 bytes of text + 8 for the message = 47 prompt tokens, all of them cached: 47 x 1.25 + 10 x 7 = 128.75.
+    expect(body.usage.cost_micros).toBe(129);
+    await expectChargedExactly(t, 129, { prompt_tokens: 47, cached_tokens: 47, usage_over_limit: { prompt_tokens: 53, completion_tokens: 0 } });
+  });
+
   it('included funding: no entry; cost_micros and the log show the price the plan covered', async () => {
     const target = { accountId: '' };
     const t = await open({
