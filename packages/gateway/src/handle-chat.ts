@@ -1,10 +1,11 @@
-import { type ChatCompletion, completionId, GatewayError, HEADER, type Usage, withinDeadline } from '@tollgate/core';
+import { type ChatCompletion, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import type { ChatProvider, ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callRoutes } from './call-routes';
 import { callUpstream } from './call-upstream';
+import { billedUsage } from './billed-usage';
 import { chatDeliveredCost } from './chat-delivered-cost';
 import { chatSseFormat } from './chat-sse-format';
 import { failed } from './failed';
@@ -140,21 +141,6 @@ export function chatCharge(
     return quoted.micros;
   };
   return Object.assign(charge, { quote });
-}
-
-/**
- * The usage a chat reply shows: the provider's when well formed, else the estimate the request is
- * billed on (the prompt estimate and the delivered text's), with the charge as `cost_micros` when given.
- */
-export function billedUsage(model: ChatModel, request: ProviderChatRequest, reported: Usage | undefined, deliveredText: string, costMicros?: number): Usage {
-  const usage = reported ?? estimatedUsage(model, request, deliveredText);
-  return costMicros === undefined ? usage : { ...usage, cost_micros: costMicros };
-}
-
-function estimatedUsage(model: ChatModel, request: ProviderChatRequest, deliveredText: string): Usage {
-  const prompt = estimatePromptTokens(request, model.config);
-  const completion = estimateCompletionTokens(deliveredText);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** `POST /v1/chat/completions`: admission, then a whole reply, a stream, or a tee pass-through. */

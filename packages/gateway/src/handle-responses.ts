@@ -12,7 +12,8 @@ import { type ParsedResponsesRequest, parseResponsesRequest } from '@tollgate/va
 import { admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callUpstream } from './call-upstream';
 import { failed } from './failed';
-import { billedUsage, chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
+import { billedUsage } from './billed-usage';
+import { chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
 import { FAILED_UNDELIVERED, nativeResponsesUsage } from './native-responses-events';
 import { readUsage } from './read-usage';
