@@ -25,13 +25,16 @@ export interface HoldCreditsInput {
   minimum: number;
   ttlMs: number;
   requestId: string;
-  /** Receives settle failures that outlived the retries (the hold then expires, charged only a stream's crash checkpoint). */
+  /** Receives settle failures that outlived the retries, up to the hold's TTL (the hold then expires, charged only a stream's crash checkpoint). */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
   /** The timers the settle retries wait on, so a test of a failing store runs on fake time. */
   timers: Timers;
 }
 
+/** Attempts the request waits for (100, 200, 400 ms apart) before its reply or log line goes on without them. */
 const SETTLE_ATTEMPTS = 4;
+/** The longest wait between two later attempts, made in the background. */
+const SETTLE_RETRY_MAX_MS = 5_000;
 
 /**
  * Holds credit for a request (docs/architecture.md), or says how much was available. Keys always
@@ -61,18 +64,36 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       if (closed) return;
       closed = true;
       // Settle is idempotent in every store, so retrying a failed call never charges twice.
-      for (let attempt = 1; ; attempt++) {
+      const write = () => store.settle(holdId, { micros, requestId: input.requestId, meta });
+      const wait = (ms: number) => new Promise<void>((resolve) => timers.setTimeout(resolve, ms));
+      for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
         try {
-          await store.settle(holdId, { micros, requestId: input.requestId, meta });
+          await write();
           return;
-        } catch (error) {
-          if (attempt >= SETTLE_ATTEMPTS) {
-            input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error });
-            return;
-          }
-          await new Promise<void>((resolve) => timers.setTimeout(resolve, 50 * 2 ** attempt));
+        } catch {
+          if (attempt < SETTLE_ATTEMPTS) await wait(50 * 2 ** attempt);
         }
       }
+      // The store is still down (a database restart): keep trying in the background, backing off
+      // to one attempt every few seconds, for as long as the hold lives (a settle also works after
+      // it expired), so an outage of seconds or minutes loses no charge; the reply does not wait.
+      // Past the TTL, or if the process ends first, the hold expires: onSettleError says so.
+      void (async () => {
+        let waited = 0;
+        for (let delay = 800; ; delay = Math.min(delay * 2, SETTLE_RETRY_MAX_MS)) {
+          await wait(delay);
+          waited += delay;
+          try {
+            await write();
+            return;
+          } catch (error) {
+            if (waited >= input.ttlMs) {
+              input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error });
+              return;
+            }
+          }
+        }
+      })();
     },
     async release() {
       untrack();
