@@ -232,7 +232,11 @@ if (!available && process.env.CI === 'true') {
       expect(Date.now() - killedAt).toBeLessThan(HOLD_TTL_MS + 10_000);
       // Only the request A served was charged; the killed instance's two holds lapsed unpaid.
       expect(await a.store.getBalance(id)).toEqual({ balance: 1_000_000 - COST, held: 0, available: 1_000_000 - COST });
-      expect(await a.store.releaseExpired()).toBe(2);
+      // A's periodic sweep (start-server.ts) may have marked them expired already; either way a
+      // sweep now leaves none behind, and neither charged them.
+      expect(await a.store.releaseExpired()).toBeLessThanOrEqual(2);
+      expect(await a.store.releaseExpired()).toBe(0);
+      expect(await a.store.getBalance(id)).toEqual({ balance: 1_000_000 - COST, held: 0, available: 1_000_000 - COST });
       await expectLedgerAddsUp(id);
     }, 60_000);
 
