@@ -7,7 +7,7 @@ import { fakeSearchHits, fakeSearxng } from '@tollgate/testing';
 import { listen, type Listening } from '@tollgate/testing/server';
 import { ENV_SEARCH_MICROS_PER_CALL, loadCatalogue } from './catalogue';
 import { ConfigError, loadConfig } from './config';
-import { startServer, type RunningServer } from './start-server';
+import { startServer } from './start-server';
 
 const NOT_PUBLIC = 'url must point to a public address; its host is a private, local or reserved address.';
 const FETCH_MICROS = 1_000;
