@@ -11,6 +11,7 @@ export default defineConfig({
       { find: '@tollgate/testing/server', replacement: `${root}packages/testing/test/server.ts` },
       { find: '@tollgate/testing/store-contract', replacement: `${root}packages/testing/src/store-contract.ts` },
       { find: '@tollgate/billing/store-kit', replacement: `${root}packages/billing/src/store-kit.ts` },
+      { find: '@tollgate/limiter/store-kit', replacement: `${root}packages/limiter/src/store-kit.ts` },
       { find: /^@tollgate\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` },
     ],
   },

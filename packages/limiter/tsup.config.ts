@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/store-kit.ts'],
   format: ['esm', 'cjs'],
   dts: { compilerOptions: { composite: false } },
   tsconfig: '../../tsconfig.build.json',

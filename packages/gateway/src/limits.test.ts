@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type ModelConfig, type Plan } from '@tollgate/core';
-import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
+import { memoryLimiter, type LimiterStore } from '@tollgate/limiter';
+import { limiterKeys } from '@tollgate/limiter/store-kit';
 import type { PageFetcher, Provider } from '@tollgate/providers';
 import type { AppPrincipal } from './gateway-options';
 import { chatBody, readEvents, setup, testModels, type SetupOptions } from '../test/test-harness';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type ModelConfig, type Plan } from '@tollgate/core';
-import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
+import { memoryLimiter } from '@tollgate/limiter';
+import { limiterKeys } from '@tollgate/limiter/store-kit';
 import { brave, createPageFetcher, searxng, type PageFetcher, type PageFetcherOptions, type PageTransportRequest } from '@tollgate/providers';
 import { fakeBrave, fakeSearchHits, fakeSearxng } from '@tollgate/testing';
 import { listen, type Listening } from '@tollgate/testing/server';

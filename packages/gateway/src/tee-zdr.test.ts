@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelConfig, Timers } from '@tollgate/core';
-import { limiterKeys, memoryLimiter } from '@tollgate/limiter';
+import { memoryLimiter } from '@tollgate/limiter';
+import { limiterKeys } from '@tollgate/limiter/store-kit';
 import { openaiCompatible, type PassThroughChatProvider, type Provider } from '@tollgate/providers';
 import { fakeOpenAI, type Fault } from '@tollgate/testing';
 import type { GatewayOptions } from './gateway-options';

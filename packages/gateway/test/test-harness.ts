@@ -5,7 +5,8 @@
  */
 import type { ModelConfig, Plan } from '@tollgate/core';
 import { memoryStore, type Store } from '@tollgate/billing';
-import { limiterKeys, memoryLimiter, type LimiterStore } from '@tollgate/limiter';
+import { memoryLimiter, type LimiterStore } from '@tollgate/limiter';
+import { limiterKeys } from '@tollgate/limiter/store-kit';
 import { openaiCompatible, type Provider } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
 import { createGateway, type Gateway } from '../src/create-gateway';

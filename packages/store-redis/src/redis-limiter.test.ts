@@ -1,4 +1,5 @@
-import { createLimiter, limiterKeys } from '@tollgate/limiter';
+import { createLimiter } from '@tollgate/limiter';
+import { limiterKeys } from '@tollgate/limiter/store-kit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLimiterStoreCases } from '@tollgate/testing/store-contract';
