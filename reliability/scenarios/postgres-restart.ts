@@ -13,6 +13,9 @@ import { startServerChild } from '../harness/server-child';
 import { restartPostgres } from '../harness/services';
 import { catalogueEnv, createAccounts, removeDir, startUpstream } from '../harness/world';
 
+/** The longest a failed settle goes on being retried here: the suite's 2 s hold TTL, one 5 s retry spacing, and margin. */
+const SETTLE_RETRY_WINDOW_MS = 10_000;
+
 export async function postgresRestartScenario(size: Size, dir: string, backend: Backend & { kind: 'postgres' }, url: string): Promise<ScenarioResult> {
   const downMs = size === 'full' ? 5_000 : 2_000;
   const upstream = await startUpstream();
@@ -43,13 +46,26 @@ export async function postgresRestartScenario(size: Size, dir: string, backend: 
     const down = within(samples, stoppedAt + 500, backAt);
     const refused = samples.filter((sample) => sample.reply.status !== 200);
     const longest = Math.max(...samples.map((sample) => sample.reply.ms));
-    // A request served while the database went away whose charge could not be written: the gateway logs it for the operator.
-    const unsettled = new Set(
-      server
-        .lines()
-        .filter((line) => line.includes('settlement failed'))
-        .map((line) => /"requestId":"([^"]+)"/.exec(line)?.[1] ?? ''),
-    );
+    // A request served while the database went away whose charge could not be written: the gateway
+    // retries it in the background until its hold's TTL (packages/gateway/src/credit-hold.ts), then
+    // logs it for the operator. Read the ledger once those retries have ended (or all settled).
+    const loggedUnsettled = () =>
+      new Set(
+        server
+          .lines()
+          .filter((line) => line.includes('settlement failed'))
+          .map((line) => /"requestId":"([^"]+)"/.exec(line)?.[1] ?? ''),
+      );
+    const openUnloggedOf = (ledger: Awaited<ReturnType<typeof readLedger>>, unsettled: Set<string>) =>
+      ledger.holds.filter((hold) => hold.state === 'open' && (hold.request_id === null || !unsettled.has(hold.request_id)));
+    const retriesEndBy = performance.now() + SETTLE_RETRY_WINDOW_MS;
+    let ledger = await readLedger(backend.target);
+    let unsettled = loggedUnsettled();
+    while (openUnloggedOf(ledger, unsettled).length > 0 && performance.now() < retriesEndBy) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      ledger = await readLedger(backend.target);
+      unsettled = loggedUnsettled();
+    }
     const settleFailures = unsettled.size;
     // What killed the server, if anything did: the error line of its last words.
     const crash = server
@@ -57,9 +73,8 @@ export async function postgresRestartScenario(size: Size, dir: string, backend: 
       .slice(-12)
       .find((line) => /Error/.test(line))
       ?.trim();
-    const ledger = await readLedger(backend.target);
     const open = ledger.holds.filter((hold) => hold.state === 'open');
-    const openUnlogged = open.filter((hold) => hold.request_id === null || !unsettled.has(hold.request_id));
+    const openUnlogged = openUnloggedOf(ledger, unsettled);
     // Charged exactly: every 200 that began after recovery (one in flight at the stop may have failed to settle, logged above).
     const expected = new Map<string, number>();
     for (const { reply, startedAt } of samples)
