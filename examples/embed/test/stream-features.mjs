@@ -85,7 +85,10 @@ const features = {
     controller.abort(new DOMException('The client disconnected.', 'AbortError'));
     check(controller.signal.reason.name === 'AbortError', 'reason lost');
     const timeout = AbortSignal.timeout(1);
+    // Node's timeout timer is unref'd: without a timer of our own the process may exit first (code 13).
+    const alive = setTimeout(() => {}, 5_000);
     await new Promise((resolve) => timeout.addEventListener('abort', resolve, { once: true }));
+    clearTimeout(alive);
     check(timeout.reason.name === 'TimeoutError', 'timeout reason');
   },
   'atob/btoa': async () => {
