@@ -1,6 +1,8 @@
 export { generateKey, isServiceKey } from './generate-key';
 export { hashKey } from './hash-key';
 export { memoryStore } from './memory-store';
+export { DEFAULT_PAGE_LIMIT, InvalidCursorError, MAX_PAGE_LIMIT } from './page-cursor';
+export { MAX_IDEMPOTENCY_KEY_LENGTH, USAGE_PERIOD_MS } from './usage-rules';
 export { DEFAULT_IMAGE_TOKEN_BOUND } from './measure-prompt';
 export { MESSAGE_OVERHEAD_TOKENS, promptTokenBound } from './prompt-token-bound';
 export { ESTIMATED_MESSAGE_TOKENS, estimatePromptTokens } from './estimate-prompt-tokens';
@@ -16,18 +18,25 @@ export { validateModelPrices } from './validate-model-prices';
 export type {
   Balance,
   CreatedKey,
+  Credited,
+  CreditInput,
   Directory,
   Hold,
   HoldCheckpoint,
   HoldInput,
   HoldResult,
+  IdempotencyConflict,
   InsufficientBalance,
   KeyInfo,
   KeyRecord,
   Ledger,
   LedgerEntry,
+  Page,
+  PageOptions,
   SettleInput,
   SettleResult,
   Store,
   StoreOptions,
+  UsageQuery,
+  UsageRow,
 } from './store';

@@ -3,8 +3,10 @@ import { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 import { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 import { generateKey } from './generate-key';
 import { hashKey } from './hash-key';
+import { decodeAccountsCursor, decodeEntriesCursor, encodeAccountsCursor, encodeEntriesCursor, pageLimit } from './page-cursor';
 import { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
 import type { Balance, KeyInfo, LedgerEntry, SettleResult, Store, StoreOptions } from './store';
+import { assertCreditInput, assertSettleTokens, assertUsageQuery, sumUsage } from './usage-rules';
 
 /** A hold row: `state` is `open` until settled or released; `expired` holds may still be settled once. */
 interface HoldRow {
@@ -13,6 +15,8 @@ interface HoldRow {
   micros: number;
   expiresAt: number;
   requestId?: string;
+  keyId?: string;
+  model?: string;
   state: 'open' | 'expired' | 'settled' | 'released';
   charged: number;
   /** What the hold's stream delivered, as last checkpointed: charged if the hold expires open. */
@@ -25,12 +29,14 @@ interface KeyRow extends KeyInfo {
 
 /** The memory store's data, exposed to its own tests only. */
 export interface MemoryState {
-  accounts: Map<string, Account & { balance: number }>;
+  accounts: Map<string, Account & { balance: number; createdAt: number }>;
   keys: Map<string, KeyRow>;
   keysByHash: Map<string, string>;
   holds: Map<string, HoldRow>;
   /** Per account, oldest first. */
   entries: Map<string, LedgerEntry[]>;
+  /** Credits added by creditOnce, by idempotency key. */
+  credits: Map<string, LedgerEntry>;
 }
 
 /**
@@ -50,7 +56,7 @@ export function memoryStore(options: StoreOptions = {}): Store {
 /** The memory store and its state (the state is for tests that inspect what is stored). */
 export function createMemoryStore(options: StoreOptions = {}): { store: Store; state: MemoryState } {
   const now = options.now ?? Date.now;
-  const state: MemoryState = { accounts: new Map(), keys: new Map(), keysByHash: new Map(), holds: new Map(), entries: new Map() };
+  const state: MemoryState = { accounts: new Map(), keys: new Map(), keysByHash: new Map(), holds: new Map(), entries: new Map(), credits: new Map() };
 
   const account = (id: string) => {
     const row = state.accounts.get(id);
@@ -68,13 +74,27 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     const held = heldBy(accountId, now());
     return { balance, held, available: balance - held };
   };
-  const append = (entry: Omit<LedgerEntry, 'id' | 'createdAt'>): void => {
+  const append = (entry: Omit<LedgerEntry, 'id' | 'createdAt'>): LedgerEntry => {
     const row = account(entry.accountId);
     row.balance += entry.micros;
     const full: LedgerEntry = { id: newEntryId(), createdAt: now(), ...entry };
     const list = state.entries.get(entry.accountId) ?? [];
     list.push(full);
     state.entries.set(entry.accountId, list);
+    return full;
+  };
+  const keyInfo = (row: KeyRow): KeyInfo => {
+    const info: KeyInfo = { id: row.id, name: row.name, accountId: row.accountId, prefix: row.prefix, createdAt: row.createdAt };
+    if (row.revokedAt !== undefined) info.revokedAt = row.revokedAt;
+    return info;
+  };
+  /** A charge entry for a hold: the hold's request, key and model, and what the settle adds. */
+  const chargeOf = (row: HoldRow, micros: number): Omit<LedgerEntry, 'id' | 'createdAt'> => {
+    const entry: Omit<LedgerEntry, 'id' | 'createdAt'> = { accountId: row.accountId, micros: micros === 0 ? 0 : -micros, kind: 'charge', holdId: row.id };
+    if (row.requestId !== undefined) entry.requestId = row.requestId;
+    if (row.keyId !== undefined) entry.keyId = row.keyId;
+    if (row.model !== undefined) entry.model = row.model;
+    return entry;
   };
   const update = (accountId: string, change: Partial<Pick<Account, 'plan' | 'state'>>): Account => {
     const row = account(accountId);
@@ -91,7 +111,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     async createAccount(input: { plan: Plan; id?: string }) {
       const id = input.id ?? newAccountId();
       if (state.accounts.has(id)) throw new Error(`account ${id} exists`);
-      state.accounts.set(id, { id, plan: input.plan, state: 'active', balance: 0 });
+      state.accounts.set(id, { id, plan: input.plan, state: 'active', balance: 0, createdAt: now() });
       return { id, plan: input.plan, state: 'active' };
     },
     async getAccount(accountId) {
@@ -115,13 +135,30 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     },
     async listKeys(accountId) {
       const keys: KeyInfo[] = [];
-      for (const row of state.keys.values()) {
-        if (row.accountId !== accountId) continue;
-        const info: KeyInfo = { id: row.id, name: row.name, accountId: row.accountId, prefix: row.prefix, createdAt: row.createdAt };
-        if (row.revokedAt !== undefined) info.revokedAt = row.revokedAt;
-        keys.push(info);
-      }
+      for (const row of state.keys.values()) if (row.accountId === accountId) keys.push(keyInfo(row));
       return keys;
+    },
+    async listAccounts(options = {}) {
+      const limit = pageLimit(options.limit);
+      const after = options.cursor === undefined ? undefined : decodeAccountsCursor(options.cursor);
+      const rows = [...state.accounts.values()]
+        .filter((row) => after === undefined || row.createdAt > after.createdAt || (row.createdAt === after.createdAt && row.id > after.id))
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      return rows.length > limit && last !== undefined
+        ? { items: items.map(publicAccount), next: encodeAccountsCursor({ createdAt: last.createdAt, id: last.id }) }
+        : { items: items.map(publicAccount) };
+    },
+    async getKey(keyId) {
+      const row = state.keys.get(keyId);
+      return row === undefined ? undefined : keyInfo(row);
+    },
+    async setKeyName(keyId, name) {
+      const row = state.keys.get(keyId);
+      if (row === undefined) throw new Error(`unknown key ${keyId}`);
+      row.name = name;
+      return keyInfo(row);
     },
     async revokeKey(keyId) {
       const row = state.keys.get(keyId);
@@ -152,19 +189,23 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       const id = newHoldId();
       const row: HoldRow = { id, accountId, micros: decision.value, expiresAt: at + input.ttlMs, state: 'open', charged: 0, delivered: 0 };
       if (input.requestId !== undefined) row.requestId = input.requestId;
+      if (input.keyId !== undefined) row.keyId = input.keyId;
+      if (input.model !== undefined) row.model = input.model;
       state.holds.set(id, row);
       return { ok: true, value: { holdId: id, micros: decision.value } };
     },
     async settle(holdId, input): Promise<SettleResult> {
       assertMicros('settle micros', input.micros);
+      assertSettleTokens(input);
       const row = hold(holdId);
       if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
       row.state = 'settled';
       row.charged = input.micros;
-      const entry: Omit<LedgerEntry, 'id' | 'createdAt'> = { accountId: row.accountId, micros: input.micros === 0 ? 0 : -input.micros, kind: 'charge', holdId };
-      const requestId = input.requestId ?? row.requestId;
-      if (requestId !== undefined) entry.requestId = requestId;
+      const entry = chargeOf(row, input.micros);
+      if (input.requestId !== undefined) entry.requestId = input.requestId;
       if (input.meta !== undefined) entry.meta = input.meta;
+      if (input.promptTokens !== undefined) entry.promptTokens = input.promptTokens;
+      if (input.completionTokens !== undefined) entry.completionTokens = input.completionTokens;
       append(entry);
       return { charged: input.micros, already: false };
     },
@@ -174,9 +215,42 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       row.state = 'released';
       return { charged: 0, already: false };
     },
+    async creditOnce(accountId, input) {
+      assertCreditInput(input);
+      const first = state.credits.get(input.idempotencyKey);
+      if (first !== undefined) {
+        if (first.accountId !== accountId || first.micros !== input.micros) {
+          return { ok: false, error: { code: 'idempotency_conflict', message: 'this idempotency key was used for another account or amount' } };
+        }
+        return { ok: true, value: { entry: { ...first }, balance: balanceOf(accountId), replayed: true } };
+      }
+      account(accountId);
+      const entry = append({
+        accountId,
+        micros: input.micros,
+        kind: 'credit',
+        idempotencyKey: input.idempotencyKey,
+        ...(input.meta === undefined ? {} : { meta: input.meta }),
+      });
+      state.credits.set(input.idempotencyKey, entry);
+      return { ok: true, value: { entry: { ...entry }, balance: balanceOf(accountId), replayed: false } };
+    },
     async entries(accountId, options = {}) {
       const list = (state.entries.get(accountId) ?? []).map((entry) => ({ ...entry })).reverse();
       return options.limit === undefined ? list : list.slice(0, options.limit);
+    },
+    async entriesPage(accountId, options = {}) {
+      const limit = pageLimit(options.limit);
+      // The position in the account's append-only list is its ledger order: 1 for the first entry.
+      const after = options.cursor === undefined ? 0 : decodeEntriesCursor(options.cursor, accountId);
+      const list = state.entries.get(accountId) ?? [];
+      const items = list.slice(after, after + limit).map((entry) => ({ ...entry }));
+      const end = after + items.length;
+      return end < list.length ? { items, next: encodeEntriesCursor(accountId, end) } : { items };
+    },
+    async usage(query) {
+      assertUsageQuery(query);
+      return sumUsage(state.entries.get(query.accountId) ?? [], query);
     },
     async checkpoint(checkpoints) {
       assertCheckpoints(checkpoints);
@@ -204,15 +278,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
         // The stream's instance died mid-stream: it pays what it had delivered at its last checkpoint.
         row.state = 'settled';
         row.charged = row.delivered;
-        const entry: Omit<LedgerEntry, 'id' | 'createdAt'> = {
-          accountId: row.accountId,
-          micros: -row.delivered,
-          kind: 'charge',
-          holdId: row.id,
-          meta: { ...CHECKPOINT_CHARGE_META },
-        };
-        if (row.requestId !== undefined) entry.requestId = row.requestId;
-        append(entry);
+        append({ ...chargeOf(row, row.delivered), meta: { ...CHECKPOINT_CHARGE_META } });
       }
       return count;
     },

@@ -13,3 +13,23 @@ export { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 export type { HoldDecision } from './decide-hold';
 export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
+export {
+  DEFAULT_PAGE_LIMIT,
+  decodeAccountsCursor,
+  decodeEntriesCursor,
+  encodeAccountsCursor,
+  encodeEntriesCursor,
+  InvalidCursorError,
+  MAX_PAGE_LIMIT,
+  pageLimit,
+} from './page-cursor';
+export type { AccountsCursor } from './page-cursor';
+export {
+  assertCreditInput,
+  assertSettleTokens,
+  assertUsageQuery,
+  compareUsageRows,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  sumUsage,
+  USAGE_PERIOD_MS,
+} from './usage-rules';

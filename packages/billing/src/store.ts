@@ -32,6 +32,29 @@ export interface CreatedKey {
 }
 
 /**
+ * One page of a listing, oldest first. `next` is an opaque cursor for the following page; it is
+ * absent on the last page (a page may be full and still the last). Cursors stay valid while rows
+ * are added (keyset: a cursor names the last row it returned, never an offset), so no row repeats
+ * and none already there is skipped; rows added after a page was read come on later pages.
+ */
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
+/** Options of a paged listing. */
+export interface PageOptions {
+  /** Rows per page, 1..1000 (default 100). */
+  limit?: number;
+  /**
+   * The `next` of the previous page of the same listing; absent for the first page. Anything else
+   * (garbled, another listing's, another account's) throws `InvalidCursorError` (`code:
+   * 'invalid_cursor'`), never a guessed page. A limit outside 1..1000 throws a RangeError.
+   */
+  cursor?: string;
+}
+
+/**
  * Accounts and keys. Keys are stored only as SHA-256 hex digests of the whole key.
  */
 export interface Directory {
@@ -49,6 +72,12 @@ export interface Directory {
   listKeys(accountId: string): Promise<KeyInfo[]>;
   /** Revokes a key; it stops at the next request. Idempotent. */
   revokeKey(keyId: string): Promise<void>;
+  /** Lists accounts in creation order (creation time, then id), a page at a time. */
+  listAccounts(options?: PageOptions): Promise<Page<Account>>;
+  /** A key by id (revoked ones included), never its secret or hash. */
+  getKey(keyId: string): Promise<KeyInfo | undefined>;
+  /** Renames a key (a revoked one too) and returns it; throws when the key does not exist. */
+  setKeyName(keyId: string, name: string): Promise<KeyInfo>;
   /** Finds a live (not revoked) key by the SHA-256 hex digest of the whole key. */
   findKey(keyHash: string): Promise<KeyRecord | undefined>;
 }
@@ -75,6 +104,81 @@ export interface LedgerEntry {
   requestId?: string;
   /** Free-form details (model, tokens, note), JSON-serialisable. */
   meta?: Record<string, unknown>;
+  /** Charges: the key that made the request (absent for a signed-in app user). */
+  keyId?: string;
+  /** Charges: the public model id the request named. */
+  model?: string;
+  /**
+   * Charges: prompt tokens billed. Absent when the request has no tokens (images, search, fetch)
+   * and on a checkpoint charge (a crash-cut stream: its cost was recorded, not its tokens).
+   */
+  promptTokens?: number;
+  /** Charges: completion tokens billed; absent as `promptTokens` is. */
+  completionTokens?: number;
+  /** Credits: the idempotency key it was added under by `creditOnce`, if any. */
+  idempotencyKey?: string;
+}
+
+/** A credit that a replay must not add twice (a payment webhook). */
+export interface CreditInput {
+  /** Micro-dollars > 0. */
+  micros: number;
+  /** 1..255 characters, unique across the store (not per account): the same key again adds nothing. */
+  idempotencyKey: string;
+  /** Recorded with the first credit; a replay's meta is ignored. */
+  meta?: Record<string, unknown>;
+}
+
+/**
+ * The same idempotency key came with another account or amount. Not a code of the gateway's error
+ * catalogue: only the admin API meets it (409).
+ */
+export interface IdempotencyConflict {
+  code: 'idempotency_conflict';
+  message: string;
+}
+
+/** A credit added, or found already added under its idempotency key (`replayed`). */
+export interface Credited {
+  entry: LedgerEntry;
+  balance: Balance;
+  replayed: boolean;
+}
+
+/** What {@link Ledger.usage} sums. */
+export interface UsageQuery {
+  accountId: string;
+  /** Unix milliseconds (>= 0), inclusive. */
+  from: number;
+  /** Unix milliseconds, exclusive; `from <= to`, else a RangeError. */
+  to: number;
+  /** Periods start on UTC hour or day boundaries (multiples of 3,600,000 or 86,400,000 ms). A period cut by `from` or `to` sums only its part inside. */
+  groupBy: 'hour' | 'day';
+  /** Only this key's charges. */
+  keyId?: string;
+  /** Only this model's charges. */
+  model?: string;
+}
+
+/**
+ * One period's charges for one key and model, summed from the ledger's charge entries (so it
+ * equals what was charged, to the micro; credits never count). Only periods with charges have rows.
+ * Rows come ordered by period, then key id, then model, an absent key id or model first.
+ */
+export interface UsageRow {
+  /** Start of the UTC hour or day, unix milliseconds. */
+  period: number;
+  /** Absent for charges of signed-in app users. */
+  keyId?: string;
+  /** Absent for charges without a model (none today). */
+  model?: string;
+  /** Charge entries: one per request that was charged (a checkpoint charge counts as its request; a zero charge counts too). */
+  requests: number;
+  /** Summed; entries without tokens count 0. */
+  promptTokens: number;
+  completionTokens: number;
+  /** Micro-dollars spent (positive: the negated sum of the charges). */
+  micros: number;
 }
 
 /** What to hold. */
@@ -91,6 +195,10 @@ export interface HoldInput {
   ttlMs: number;
   /** The request the hold is for. */
   requestId?: string;
+  /** The key that made the request, recorded on the charge entry (usage per key). */
+  keyId?: string;
+  /** The public model id, recorded on the charge entry (usage per model). */
+  model?: string;
 }
 
 /** A hold refused for want of money. */
@@ -120,6 +228,10 @@ export interface SettleInput {
   micros: number;
   requestId?: string;
   meta?: Record<string, unknown>;
+  /** Prompt tokens billed, recorded on the charge entry (usage); a non-negative safe integer, else a RangeError. */
+  promptTokens?: number;
+  /** Completion tokens billed, recorded on the charge entry (usage); as `promptTokens`. */
+  completionTokens?: number;
 }
 
 /** The outcome of settle or release. `already` is true when the hold had already been settled or released. */
@@ -157,8 +269,22 @@ export interface Ledger {
   settle(holdId: string, input: SettleInput): Promise<SettleResult>;
   /** Closes a hold without a charge. Idempotent. */
   release(holdId: string): Promise<SettleResult>;
+  /**
+   * Adds credits once per idempotency key: a replay with the same account and amount adds nothing
+   * and returns the first entry (`replayed: true`) with the current balance; the same key with
+   * another account or amount is an `idempotency_conflict`. Atomic under concurrency: two racing
+   * calls add once. An unknown account (with a key not yet used) throws, as `addCredits` does.
+   */
+  creditOnce(accountId: string, input: CreditInput): Promise<Result<Credited, IdempotencyConflict>>;
   /** An account's entries, newest first. */
   entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
+  /** An account's entries in ledger order (oldest first: the order they were committed in), a page at a time. */
+  entriesPage(accountId: string, options?: PageOptions): Promise<Page<LedgerEntry>>;
+  /**
+   * Usage summed from the charge entries of `[from, to)`, grouped by UTC period, key and model.
+   * Indexed: a month of a million entries answers in well under a second.
+   */
+  usage(query: UsageQuery): Promise<UsageRow[]>;
   /**
    * Records what streams delivered on their open holds, all in one atomic write (the gateway
    * batches every stream of a tick into one call), so a crash loses at most one tick of delivery.
