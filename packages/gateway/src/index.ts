@@ -1,3 +1,7 @@
 export { createGateway } from './create-gateway';
 export type { Gateway } from './create-gateway';
 export type { AppPrincipal, GatewayOptions, Principal, RequestLog } from './gateway-options';
+export { ADMIN_BASE_PATH, createAdminApi } from './admin-api';
+export type { AdminApi, AdminApiOptions } from './admin-api';
+export { createAdminActions, isIdempotencyKey } from './admin-actions';
+export type { AdminActions, AdminCreatedKey, AdminCredit, AdminRefusal, AdminResult, AdminUsageQuery } from './admin-actions';
