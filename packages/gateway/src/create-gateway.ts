@@ -7,6 +7,7 @@ import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
 import { createCheckpoints } from './checkpoints';
 import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options';
+import { type AccountRead, handleBalance, handleUsage } from './handle-account-reads';
 import { handleChat } from './handle-chat';
 import { fetchHandler } from './handle-fetch';
 import { handleImages } from './handle-images';
@@ -30,6 +31,12 @@ interface Route {
   method: 'GET' | 'POST';
   endpoint: Endpoint;
   handler?: Handler;
+}
+
+/** A free read of the caller's own account: authenticated and state-checked, never limited. */
+interface ReadRoute {
+  method: 'GET';
+  read: AccountRead;
 }
 
 const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
@@ -93,8 +100,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: options.sharedSearchFetchPerMinute } : {}),
     ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
   });
-  const routes: Record<string, Route> = {
+  const routes: Record<string, Route | ReadRoute> = {
     '/v1/models': { method: 'GET', endpoint: 'models' },
+    '/v1/balance': { method: 'GET', read: handleBalance },
+    '/v1/usage': { method: 'GET', read: handleUsage },
     '/v1/chat/completions': { method: 'POST', endpoint: 'chat', handler: handleChat },
     // The Responses API serves the chat models: it counts and is limited as chat.
     '/v1/responses': { method: 'POST', endpoint: 'chat', handler: handleResponses },
@@ -130,6 +139,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     log.accountId = principal.account.id;
     if (principal.keyId) log.keyId = principal.keyId;
     log.funding = principal.funding;
+    if ('read' in route) return route.read(runtime, request, principal);
     const account = { id: principal.account.id, plan: principal.account.plan };
 
     const admitted = await limiter.admit(account, route.endpoint);
