@@ -72,6 +72,34 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE tollgate_holds ADD COLUMN delivered_micros bigint NOT NULL DEFAULT 0;
   `,
+  // 3: the operator's side (usage, paging, idempotent credits). A charge records the key and model
+  // of its request (copied from its hold) and the tokens billed; a credit may carry an idempotency
+  // key, unique across the store. tollgate_entries_usage covers the usage query (one account's
+  // charges over a time range: an index-only scan). tollgate_entries_order gives an entry its seq
+  // under the account's row lock, which it keeps until commit (the balance trigger updates that row
+  // anyway): an account's entries then commit in seq order, so a page cursor on seq never skips an
+  // entry that committed late.
+  `
+  ALTER TABLE tollgate_entries
+    ADD COLUMN key_id text,
+    ADD COLUMN model text,
+    ADD COLUMN prompt_tokens bigint,
+    ADD COLUMN completion_tokens bigint,
+    ADD COLUMN idempotency_key text;
+  CREATE UNIQUE INDEX tollgate_entries_idempotency ON tollgate_entries (idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX tollgate_entries_usage ON tollgate_entries (account_id, created_at)
+    INCLUDE (key_id, model, micros, prompt_tokens, completion_tokens) WHERE kind = 'charge';
+  ALTER TABLE tollgate_holds ADD COLUMN key_id text, ADD COLUMN model text;
+  CREATE INDEX tollgate_accounts_created ON tollgate_accounts (created_at, id COLLATE "C");
+  CREATE FUNCTION tollgate_entries_order() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM 1 FROM tollgate_accounts WHERE id = NEW.account_id FOR NO KEY UPDATE;
+    NEW.seq := nextval('tollgate_entries_seq_seq');
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER tollgate_entries_order BEFORE INSERT ON tollgate_entries
+    FOR EACH ROW EXECUTE FUNCTION tollgate_entries_order();
+  `,
 ];
 
 /**

@@ -1,17 +1,36 @@
 import postgres from 'postgres';
 import type { Account, AccountState, Plan } from '@tollgate/core';
-import { generateKey, hashKey, type KeyInfo, type LedgerEntry, type SettleResult, type Store, type StoreOptions } from '@tollgate/billing';
+import {
+  generateKey,
+  hashKey,
+  type IdempotencyConflict,
+  type KeyInfo,
+  type LedgerEntry,
+  type SettleResult,
+  type Store,
+  type StoreOptions,
+  type UsageRow,
+} from '@tollgate/billing';
 import {
   assertCheckpoints,
+  assertCreditInput,
   assertHoldInput,
   assertMicros,
+  assertSettleTokens,
+  assertUsageQuery,
   CHECKPOINT_CHARGE_META,
   decideHold,
+  decodeAccountsCursor,
+  decodeEntriesCursor,
+  encodeAccountsCursor,
+  encodeEntriesCursor,
   keyPrefix,
   newAccountId,
   newEntryId,
   newHoldId,
   newKeyId,
+  pageLimit,
+  USAGE_PERIOD_MS,
 } from '@tollgate/billing/store-kit';
 import { migrate } from './postgres-schema';
 
@@ -25,6 +44,52 @@ export interface PostgresStoreOptions extends StoreOptions {
 }
 
 type Int = string | number | bigint;
+
+/** An entry row, as toEntry reads it. */
+interface EntryRow {
+  seq: Int;
+  id: string;
+  account_id: string;
+  micros: Int;
+  kind: 'credit' | 'charge';
+  created_at: Int;
+  hold_id: string | null;
+  request_id: string | null;
+  meta: Record<string, unknown> | null;
+  key_id: string | null;
+  model: string | null;
+  prompt_tokens: Int | null;
+  completion_tokens: Int | null;
+  idempotency_key: string | null;
+}
+
+const ENTRY_COLUMNS = [
+  'seq',
+  'id',
+  'account_id',
+  'micros',
+  'kind',
+  'created_at',
+  'hold_id',
+  'request_id',
+  'meta',
+  'key_id',
+  'model',
+  'prompt_tokens',
+  'completion_tokens',
+  'idempotency_key',
+];
+
+interface KeyRow {
+  id: string;
+  name: string;
+  account_id: string;
+  prefix: string;
+  created_at: Int;
+  revoked_at: Int | null;
+}
+
+const CONFLICT: IdempotencyConflict = { code: 'idempotency_conflict', message: 'this idempotency key was used for another account or amount' };
 
 /**
  * Directory + Ledger on PostgreSQL (the `postgres` driver), for several gateway instances sharing
@@ -87,9 +152,9 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
       const state = charge === undefined ? 'released' : 'settled';
       const charged = charge?.micros ?? 0;
       // Only one caller can move a hold out of open/expired: the row lock makes the others see it closed.
-      const [row] = await tx<{ account_id: string; request_id: string | null }[]>`
+      const [row] = await tx<{ account_id: string; request_id: string | null; key_id: string | null; model: string | null }[]>`
         UPDATE tollgate_holds SET state = ${state}, charged = ${charged}, closed_at = ${at}
-        WHERE id = ${holdId} AND state IN ('open', 'expired') RETURNING account_id, request_id`;
+        WHERE id = ${holdId} AND state IN ('open', 'expired') RETURNING account_id, request_id, key_id, model`;
       if (row === undefined) {
         const [existing] = await tx<{ charged: Int }[]>`SELECT charged FROM tollgate_holds WHERE id = ${holdId}`;
         if (existing === undefined) throw new Error(`unknown hold ${holdId}`);
@@ -97,9 +162,10 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
       }
       if (charge !== undefined) {
         const meta = charge.meta === undefined ? null : tx.json(charge.meta as postgres.JSONValue);
-        await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta)
+        await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model, prompt_tokens, completion_tokens)
           VALUES (${newEntryId()}, ${row.account_id}, ${charged === 0 ? 0 : -charged}, 'charge', ${at}, ${holdId},
-                  ${charge.requestId ?? row.request_id}, ${meta}::jsonb)`;
+                  ${charge.requestId ?? row.request_id}, ${meta}::jsonb, ${row.key_id}, ${row.model},
+                  ${charge.promptTokens ?? null}, ${charge.completionTokens ?? null})`;
       }
       return { charged, already: false };
     });
@@ -130,13 +196,35 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     },
     async listKeys(accountId) {
       await migrated;
-      const rows = await sql<{ id: string; name: string; account_id: string; prefix: string; created_at: Int; revoked_at: Int | null }[]>`
+      const rows = await sql<KeyRow[]>`
         SELECT id, name, account_id, prefix, created_at, revoked_at FROM tollgate_keys WHERE account_id = ${accountId} ORDER BY seq`;
-      return rows.map((row): KeyInfo => {
-        const info: KeyInfo = { id: row.id, name: row.name, accountId: row.account_id, prefix: row.prefix, createdAt: toNumber(row.created_at) };
-        if (row.revoked_at !== null) info.revokedAt = toNumber(row.revoked_at);
-        return info;
-      });
+      return rows.map(toKeyInfo);
+    },
+    async listAccounts(options = {}) {
+      const limit = pageLimit(options.limit);
+      const after = options.cursor === undefined ? undefined : decodeAccountsCursor(options.cursor);
+      await migrated;
+      // Ids compare byte-wise (COLLATE "C"), as in every other store, whatever the database's collation.
+      const where = after === undefined ? sql`` : sql`WHERE (created_at, id COLLATE "C") > (${after.createdAt}::bigint, ${after.id} COLLATE "C")`;
+      const rows = await sql<{ id: string; plan: Plan; state: AccountState; created_at: Int }[]>`
+        SELECT id, plan, state, created_at FROM tollgate_accounts ${where} ORDER BY created_at, id COLLATE "C" LIMIT ${limit + 1}`;
+      const items = rows.slice(0, limit).map((row): Account => ({ id: row.id, plan: row.plan, state: row.state }));
+      const last = rows[limit - 1];
+      return rows.length > limit && last !== undefined
+        ? { items, next: encodeAccountsCursor({ createdAt: toNumber(last.created_at), id: last.id }) }
+        : { items };
+    },
+    async getKey(keyId) {
+      await migrated;
+      const [row] = await sql<KeyRow[]>`SELECT id, name, account_id, prefix, created_at, revoked_at FROM tollgate_keys WHERE id = ${keyId}`;
+      return row === undefined ? undefined : toKeyInfo(row);
+    },
+    async setKeyName(keyId, name) {
+      await migrated;
+      const [row] = await sql<KeyRow[]>`
+        UPDATE tollgate_keys SET name = ${name} WHERE id = ${keyId} RETURNING id, name, account_id, prefix, created_at, revoked_at`;
+      if (row === undefined) throw new Error(`unknown key ${keyId}`);
+      return toKeyInfo(row);
     },
     async revokeKey(keyId) {
       await migrated;
@@ -178,38 +266,79 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         const decision = decideHold(toNumber(balance), toNumber(row?.held ?? 0), input);
         if (!decision.ok) return decision;
         const id = newHoldId();
-        await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id)
-          VALUES (${id}, ${accountId}, ${decision.value}, ${at}, ${at + input.ttlMs}, ${input.requestId ?? null})`;
+        await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id, key_id, model)
+          VALUES (${id}, ${accountId}, ${decision.value}, ${at}, ${at + input.ttlMs}, ${input.requestId ?? null}, ${input.keyId ?? null}, ${input.model ?? null})`;
         return { ok: true as const, value: { holdId: id, micros: decision.value } };
       });
     },
     async settle(holdId, input) {
       assertMicros('settle micros', input.micros);
+      assertSettleTokens(input);
       return close(holdId, input);
     },
     release: (holdId) => close(holdId, undefined),
+    async creditOnce(accountId, input) {
+      assertCreditInput(input);
+      await migrated;
+      return sql.begin(async (tx) => {
+        const meta = input.meta === undefined ? null : tx.json(input.meta as postgres.JSONValue);
+        // The unique index decides: of two racing calls, the second waits for the first to commit,
+        // then inserts nothing and reads the first's entry (a new statement sees the commit).
+        const [inserted] = await tx<EntryRow[]>`
+          INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, meta, idempotency_key)
+          VALUES (${newEntryId()}, ${accountId}, ${input.micros}, 'credit', ${now()}, ${meta}::jsonb, ${input.idempotencyKey})
+          ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+          RETURNING ${tx(ENTRY_COLUMNS)}`;
+        if (inserted !== undefined) return { ok: true, value: { entry: toEntry(inserted), balance: await balanceOf(tx, accountId), replayed: false } };
+        const [first] = await tx<EntryRow[]>`SELECT ${tx(ENTRY_COLUMNS)} FROM tollgate_entries WHERE idempotency_key = ${input.idempotencyKey}`;
+        if (first === undefined) throw new Error(`credit ${input.idempotencyKey} neither added nor found`);
+        const entry = toEntry(first);
+        if (entry.accountId !== accountId || entry.micros !== input.micros) return { ok: false, error: CONFLICT };
+        return { ok: true, value: { entry, balance: await balanceOf(tx, accountId), replayed: true } };
+      });
+    },
     async entries(accountId, options = {}) {
       await migrated;
+      const rows = await sql<EntryRow[]>`
+        SELECT ${sql(ENTRY_COLUMNS)} FROM tollgate_entries WHERE account_id = ${accountId} ORDER BY seq DESC LIMIT ${options.limit ?? null}`;
+      return rows.map(toEntry);
+    },
+    async entriesPage(accountId, options = {}) {
+      const limit = pageLimit(options.limit);
+      const after = options.cursor === undefined ? 0 : decodeEntriesCursor(options.cursor, accountId);
+      await migrated;
+      const rows = await sql<EntryRow[]>`
+        SELECT ${sql(ENTRY_COLUMNS)} FROM tollgate_entries WHERE account_id = ${accountId} AND seq > ${after}::bigint ORDER BY seq LIMIT ${limit + 1}`;
+      const items = rows.slice(0, limit).map(toEntry);
+      const last = rows[limit - 1];
+      return rows.length > limit && last !== undefined ? { items, next: encodeEntriesCursor(accountId, toNumber(last.seq)) } : { items };
+    },
+    async usage(query) {
+      assertUsageQuery(query);
+      await migrated;
+      // An index-only scan of tollgate_entries_usage: `kind = 'charge'` is its partial-index condition.
       const rows = await sql<
-        {
-          id: string;
-          account_id: string;
-          micros: Int;
-          kind: 'credit' | 'charge';
-          created_at: Int;
-          hold_id: string | null;
-          request_id: string | null;
-          meta: Record<string, unknown> | null;
-        }[]
+        { period: Int; key_id: string | null; model: string | null; requests: Int; prompt_tokens: Int; completion_tokens: Int; micros: Int }[]
       >`
-        SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM tollgate_entries
-        WHERE account_id = ${accountId} ORDER BY seq DESC LIMIT ${options.limit ?? null}`;
+        SELECT created_at - (created_at % ${USAGE_PERIOD_MS[query.groupBy]}::bigint) AS period, key_id, model, count(*) AS requests,
+               coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens, -sum(micros) AS micros
+        FROM tollgate_entries
+        WHERE account_id = ${query.accountId} AND kind = 'charge' AND created_at >= ${query.from}::bigint AND created_at < ${query.to}::bigint
+          ${query.keyId === undefined ? sql`` : sql`AND key_id = ${query.keyId}`}
+          ${query.model === undefined ? sql`` : sql`AND model = ${query.model}`}
+        GROUP BY period, key_id, model
+        ORDER BY period, key_id COLLATE "C" NULLS FIRST, model COLLATE "C" NULLS FIRST`;
       return rows.map((row) => {
-        const entry: LedgerEntry = { id: row.id, accountId: row.account_id, micros: toNumber(row.micros), kind: row.kind, createdAt: toNumber(row.created_at) };
-        if (row.hold_id !== null) entry.holdId = row.hold_id;
-        if (row.request_id !== null) entry.requestId = row.request_id;
-        if (row.meta !== null) entry.meta = row.meta;
-        return entry;
+        const usage: UsageRow = {
+          period: toNumber(row.period),
+          requests: toNumber(row.requests),
+          promptTokens: toNumber(row.prompt_tokens),
+          completionTokens: toNumber(row.completion_tokens),
+          micros: toNumber(row.micros),
+        };
+        if (row.key_id !== null) usage.keyId = row.key_id;
+        if (row.model !== null) usage.model = row.model;
+        return usage;
       });
     },
     async checkpoint(checkpoints) {
@@ -238,15 +367,17 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         const at = now();
         // Locked in id order; a hold a concurrent settle closed first no longer matches once its
         // lock is granted (the WHERE is re-checked), so it is never charged twice.
-        const charged = await tx<{ id: string; account_id: string; request_id: string | null; delivered_micros: Int }[]>`
-          SELECT id, account_id, request_id, delivered_micros FROM tollgate_holds
+        const charged = await tx<
+          { id: string; account_id: string; request_id: string | null; key_id: string | null; model: string | null; delivered_micros: Int }[]
+        >`
+          SELECT id, account_id, request_id, key_id, model, delivered_micros FROM tollgate_holds
           WHERE state = 'open' AND expires_at <= ${at} AND delivered_micros > 0 ORDER BY id FOR UPDATE`;
         for (const row of charged) {
           const micros = toNumber(row.delivered_micros);
           await tx`UPDATE tollgate_holds SET state = 'settled', charged = ${micros}, closed_at = ${at} WHERE id = ${row.id}`;
-          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta)
+          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model)
             VALUES (${newEntryId()}, ${row.account_id}, ${-micros}, 'charge', ${at}, ${row.id}, ${row.request_id},
-                    ${tx.json({ ...CHECKPOINT_CHARGE_META })}::jsonb)`;
+                    ${tx.json({ ...CHECKPOINT_CHARGE_META })}::jsonb, ${row.key_id}, ${row.model})`;
         }
         const released = await tx`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${at}`;
         return charged.length + released.count;
@@ -257,6 +388,25 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+function toKeyInfo(row: KeyRow): KeyInfo {
+  const info: KeyInfo = { id: row.id, name: row.name, accountId: row.account_id, prefix: row.prefix, createdAt: toNumber(row.created_at) };
+  if (row.revoked_at !== null) info.revokedAt = toNumber(row.revoked_at);
+  return info;
+}
+
+function toEntry(row: EntryRow): LedgerEntry {
+  const entry: LedgerEntry = { id: row.id, accountId: row.account_id, micros: toNumber(row.micros), kind: row.kind, createdAt: toNumber(row.created_at) };
+  if (row.hold_id !== null) entry.holdId = row.hold_id;
+  if (row.request_id !== null) entry.requestId = row.request_id;
+  if (row.meta !== null) entry.meta = row.meta;
+  if (row.key_id !== null) entry.keyId = row.key_id;
+  if (row.model !== null) entry.model = row.model;
+  if (row.prompt_tokens !== null) entry.promptTokens = toNumber(row.prompt_tokens);
+  if (row.completion_tokens !== null) entry.completionTokens = toNumber(row.completion_tokens);
+  if (row.idempotency_key !== null) entry.idempotencyKey = row.idempotency_key;
+  return entry;
 }
 
 /** A bigint column as a JS number; amounts are safe integers by construction, and checked here. */

@@ -63,6 +63,22 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE holds ADD COLUMN delivered_micros INTEGER NOT NULL DEFAULT 0;
   `,
+  // 3: the operator's side (usage, paging, idempotent credits). A charge records the key and model
+  // of its request (copied from its hold) and the tokens billed; a credit may carry an idempotency
+  // key, unique across the store. entries_usage covers the usage query (charges of one account over
+  // a time range): it is read alone, without touching the table.
+  `
+  ALTER TABLE entries ADD COLUMN key_id TEXT;
+  ALTER TABLE entries ADD COLUMN model TEXT;
+  ALTER TABLE entries ADD COLUMN prompt_tokens INTEGER;
+  ALTER TABLE entries ADD COLUMN completion_tokens INTEGER;
+  ALTER TABLE entries ADD COLUMN idempotency_key TEXT;
+  CREATE UNIQUE INDEX entries_idempotency ON entries(idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX entries_usage ON entries(account_id, created_at, key_id, model, micros, prompt_tokens, completion_tokens) WHERE kind = 'charge';
+  ALTER TABLE holds ADD COLUMN key_id TEXT;
+  ALTER TABLE holds ADD COLUMN model TEXT;
+  CREATE INDEX accounts_created ON accounts(created_at, id);
+  `,
 ];
 
 /**

@@ -9,18 +9,28 @@ import {
   type SettleResult,
   type Store,
   type StoreOptions,
+  type UsageRow,
 } from '@tollgate/billing';
 import {
   assertCheckpoints,
+  assertCreditInput,
   assertHoldInput,
   assertMicros,
+  assertSettleTokens,
+  assertUsageQuery,
   CHECKPOINT_CHARGE_META,
   decideHold,
+  decodeAccountsCursor,
+  decodeEntriesCursor,
+  encodeAccountsCursor,
+  encodeEntriesCursor,
   keyPrefix,
   newAccountId,
   newEntryId,
   newHoldId,
   newKeyId,
+  pageLimit,
+  USAGE_PERIOD_MS,
 } from '@tollgate/billing/store-kit';
 import { runtimeDriver } from './runtime-driver';
 import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database';
@@ -47,6 +57,10 @@ export interface SqliteStoreOptions extends StoreOptions {
   /** The driver that opens the file (default {@link runtimeDriver}: the one for this runtime). */
   driver?: SqliteDriver;
 }
+
+/** The columns of an entry, as toEntry reads them. */
+const ENTRY_COLUMNS =
+  'seq, id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model, prompt_tokens, completion_tokens, idempotency_key';
 
 interface AccountRow {
   id: string;
@@ -87,20 +101,36 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       `SELECT k.id, k.name, k.account_id, a.plan, a.state FROM keys k JOIN accounts a ON a.id = k.account_id
        WHERE k.hash = ? AND k.revoked_at IS NULL`,
     ),
-    insertEntry: db.prepare('INSERT INTO entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-    entries: db.prepare(
-      'SELECT id, account_id, micros, kind, created_at, hold_id, request_id, meta FROM entries WHERE account_id = ? ORDER BY seq DESC LIMIT ?',
+    getKey: db.prepare('SELECT id, name, account_id, prefix, created_at, revoked_at FROM keys WHERE id = ?'),
+    setKeyName: db.prepare('UPDATE keys SET name = ? WHERE id = ?'),
+    firstAccounts: db.prepare('SELECT id, plan, state, created_at FROM accounts ORDER BY created_at, id LIMIT ?'),
+    accountsAfter: db.prepare('SELECT id, plan, state, created_at FROM accounts WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?'),
+    insertEntry: db.prepare(
+      `INSERT INTO entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model, prompt_tokens, completion_tokens, idempotency_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    entries: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE account_id = ? ORDER BY seq DESC LIMIT ?`),
+    entriesAfter: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    credited: db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE idempotency_key = ?`),
+    // Reads entries_usage alone (a covering index): `kind = 'charge'` is its partial-index condition.
+    usage: db.prepare(
+      `SELECT created_at - (created_at % ?) AS period, key_id, model, count(*) AS requests,
+              coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens, -sum(micros) AS micros
+       FROM entries
+       WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
+         AND (? IS NULL OR key_id = ?) AND (? IS NULL OR model = ?)
+       GROUP BY period, key_id, model ORDER BY period, key_id, model`,
     ),
     held: db.prepare("SELECT coalesce(sum(micros), 0) AS held FROM holds WHERE account_id = ? AND state = 'open' AND expires_at > ?"),
-    insertHold: db.prepare('INSERT INTO holds (id, account_id, micros, created_at, expires_at, request_id) VALUES (?, ?, ?, ?, ?, ?)'),
-    getHold: db.prepare('SELECT id, account_id, state, charged, request_id FROM holds WHERE id = ?'),
+    insertHold: db.prepare('INSERT INTO holds (id, account_id, micros, created_at, expires_at, request_id, key_id, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    getHold: db.prepare('SELECT id, account_id, state, charged, request_id, key_id, model FROM holds WHERE id = ?'),
     closeHold: db.prepare('UPDATE holds SET state = ?, charged = ?, closed_at = ? WHERE id = ?'),
     checkpoint: db.prepare(
       "UPDATE holds SET delivered_micros = min(micros, max(delivered_micros, ?)), expires_at = max(expires_at, ?) WHERE id = ? AND state = 'open'",
     ),
     // `?` is the expiry bound: now for releaseExpired, past every expiry for releaseAllHolds.
     checkpointed: db.prepare(
-      "SELECT id, account_id, request_id, delivered_micros FROM holds WHERE state = 'open' AND expires_at <= ? AND delivered_micros > 0",
+      "SELECT id, account_id, request_id, key_id, model, delivered_micros FROM holds WHERE state = 'open' AND expires_at <= ? AND delivered_micros > 0",
     ),
     expire: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ?"),
   };
@@ -140,7 +170,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       }
       sql.closeHold.run('settled', charge.micros, at, holdId);
       const meta = charge.meta === undefined ? null : JSON.stringify(charge.meta);
-      sql.insertEntry.run(newEntryId(), row.accountId, charge.micros === 0 ? 0 : -charge.micros, 'charge', at, holdId, charge.requestId ?? row.requestId, meta);
+      sql.insertEntry.run(
+        newEntryId(),
+        row.accountId,
+        charge.micros === 0 ? 0 : -charge.micros,
+        'charge',
+        at,
+        holdId,
+        charge.requestId ?? row.requestId,
+        meta,
+        row.keyId,
+        row.model,
+        charge.promptTokens ?? null,
+        charge.completionTokens ?? null,
+        null,
+      );
       return { charged: charge.micros, already: false };
     });
 
@@ -154,7 +198,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         const holdId = column.text(row, 'id');
         const micros = column.integer(row, 'delivered_micros');
         sql.closeHold.run('settled', micros, at, holdId);
-        sql.insertEntry.run(newEntryId(), column.text(row, 'account_id'), -micros, 'charge', at, holdId, column.optionalText(row, 'request_id'), meta);
+        sql.insertEntry.run(
+          newEntryId(),
+          column.text(row, 'account_id'),
+          -micros,
+          'charge',
+          at,
+          holdId,
+          column.optionalText(row, 'request_id'),
+          meta,
+          column.optionalText(row, 'key_id'),
+          column.optionalText(row, 'model'),
+          null,
+          null,
+          null,
+        );
       }
       return charged.length + sql.expire.run(bound).changes;
     });
@@ -186,6 +244,30 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     async listKeys(accountId) {
       return sql.listKeys.all(accountId).map(toKeyInfo);
     },
+    async listAccounts(options = {}) {
+      const limit = pageLimit(options.limit);
+      const after = options.cursor === undefined ? undefined : decodeAccountsCursor(options.cursor);
+      // One more than the page: whether it is there says whether there is a next page.
+      const rows = after === undefined ? sql.firstAccounts.all(limit + 1) : sql.accountsAfter.all(after.createdAt, after.id, limit + 1);
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const page = { items: items.map(toListedAccount) };
+      return rows.length > limit && last !== undefined
+        ? { ...page, next: encodeAccountsCursor({ createdAt: column.integer(last, 'created_at'), id: column.text(last, 'id') }) }
+        : page;
+    },
+    async getKey(keyId) {
+      const row = sql.getKey.get(keyId);
+      return row === undefined ? undefined : toKeyInfo(row);
+    },
+    async setKeyName(keyId, name) {
+      return transaction(db, 'IMMEDIATE', () => {
+        if (sql.setKeyName.run(name, keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
+        const row = sql.getKey.get(keyId);
+        if (row === undefined) throw new Error(`unknown key ${keyId}`);
+        return toKeyInfo(row);
+      });
+    },
     async revokeKey(keyId) {
       if (sql.revokeKey.run(now(), keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
     },
@@ -201,7 +283,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       const note = meta === undefined ? null : JSON.stringify(meta);
       return transaction(db, 'IMMEDIATE', () => {
         account(accountId);
-        sql.insertEntry.run(newEntryId(), accountId, micros, 'credit', now(), null, null, note);
+        sql.insertEntry.run(newEntryId(), accountId, micros, 'credit', now(), null, null, note, null, null, null, null, null);
         return balanceOf(accountId);
       });
     },
@@ -217,19 +299,57 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         const decision = decideHold(balance, heldBy(accountId, at), input);
         if (!decision.ok) return decision;
         const id = newHoldId();
-        sql.insertHold.run(id, accountId, decision.value, at, at + input.ttlMs, input.requestId ?? null);
+        sql.insertHold.run(id, accountId, decision.value, at, at + input.ttlMs, input.requestId ?? null, input.keyId ?? null, input.model ?? null);
         return { ok: true, value: { holdId: id, micros: decision.value } };
       });
     },
     async settle(holdId, input) {
       assertMicros('settle micros', input.micros);
+      assertSettleTokens(input);
       return close(holdId, input);
     },
     async release(holdId) {
       return close(holdId, undefined);
     },
+    async creditOnce(accountId, input) {
+      assertCreditInput(input);
+      const note = input.meta === undefined ? null : JSON.stringify(input.meta);
+      // Under the write lock: the look-up and the insert are one step for every process on the file.
+      return transaction(db, 'IMMEDIATE', () => {
+        const found = sql.credited.get(input.idempotencyKey);
+        if (found !== undefined) {
+          const first = toEntry(found);
+          if (first.accountId !== accountId || first.micros !== input.micros) {
+            return { ok: false, error: { code: 'idempotency_conflict', message: 'this idempotency key was used for another account or amount' } };
+          }
+          return { ok: true, value: { entry: first, balance: balanceOf(accountId), replayed: true } };
+        }
+        account(accountId);
+        const id = newEntryId();
+        sql.insertEntry.run(id, accountId, input.micros, 'credit', now(), null, null, note, null, null, null, null, input.idempotencyKey);
+        const inserted = sql.credited.get(input.idempotencyKey);
+        if (inserted === undefined || column.text(inserted, 'id') !== id) throw new Error('credit not recorded');
+        return { ok: true, value: { entry: toEntry(inserted), balance: balanceOf(accountId), replayed: false } };
+      });
+    },
     async entries(accountId, options = {}) {
       return sql.entries.all(accountId, options.limit ?? -1).map(toEntry);
+    },
+    async entriesPage(accountId, options = {}) {
+      const limit = pageLimit(options.limit);
+      const after = options.cursor === undefined ? 0 : decodeEntriesCursor(options.cursor, accountId);
+      const rows = sql.entriesAfter.all(accountId, after, limit + 1);
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      return rows.length > limit && last !== undefined
+        ? { items: items.map(toEntry), next: encodeEntriesCursor(accountId, column.integer(last, 'seq')) }
+        : { items: items.map(toEntry) };
+    },
+    async usage(query) {
+      assertUsageQuery(query);
+      const keyId = query.keyId ?? null;
+      const model = query.model ?? null;
+      return sql.usage.all(USAGE_PERIOD_MS[query.groupBy], query.accountId, query.from, query.to, keyId, keyId, model, model).map(toUsageRow);
     },
     async checkpoint(checkpoints) {
       assertCheckpoints(checkpoints);
@@ -264,6 +384,11 @@ function toAccountRow(row: SqliteRow): AccountRow {
   };
 }
 
+/** An account row without its balance (a listing). */
+function toListedAccount(row: SqliteRow): Account {
+  return { id: column.text(row, 'id'), plan: column.oneOf(row, 'plan', isPlan), state: column.oneOf(row, 'state', isAccountState) };
+}
+
 function toAccount(row: AccountRow): Account {
   return { id: row.id, plan: row.plan, state: row.state };
 }
@@ -274,7 +399,24 @@ function toHoldRow(row: SqliteRow) {
     state: column.text(row, 'state'),
     charged: column.integer(row, 'charged'),
     requestId: column.optionalText(row, 'request_id'),
+    keyId: column.optionalText(row, 'key_id'),
+    model: column.optionalText(row, 'model'),
   };
+}
+
+function toUsageRow(row: SqliteRow): UsageRow {
+  const usage: UsageRow = {
+    period: column.integer(row, 'period'),
+    requests: column.integer(row, 'requests'),
+    promptTokens: column.integer(row, 'prompt_tokens'),
+    completionTokens: column.integer(row, 'completion_tokens'),
+    micros: column.integer(row, 'micros'),
+  };
+  const keyId = column.optionalText(row, 'key_id');
+  const model = column.optionalText(row, 'model');
+  if (keyId !== null) usage.keyId = keyId;
+  if (model !== null) usage.model = model;
+  return usage;
 }
 
 function toKeyInfo(row: SqliteRow): KeyInfo {
@@ -304,6 +446,16 @@ function toEntry(row: SqliteRow): LedgerEntry {
   if (holdId !== null) entry.holdId = holdId;
   if (requestId !== null) entry.requestId = requestId;
   if (meta !== null) entry.meta = parseMeta(meta);
+  const keyId = column.optionalText(row, 'key_id');
+  const model = column.optionalText(row, 'model');
+  const promptTokens = column.optionalInteger(row, 'prompt_tokens');
+  const completionTokens = column.optionalInteger(row, 'completion_tokens');
+  const idempotencyKey = column.optionalText(row, 'idempotency_key');
+  if (keyId !== null) entry.keyId = keyId;
+  if (model !== null) entry.model = model;
+  if (promptTokens !== null) entry.promptTokens = promptTokens;
+  if (completionTokens !== null) entry.completionTokens = completionTokens;
+  if (idempotencyKey !== null) entry.idempotencyKey = idempotencyKey;
   return entry;
 }
 
