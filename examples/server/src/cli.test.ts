@@ -100,6 +100,73 @@ describe('tollgate CLI', () => {
     expect(table.stdout).toContain('balance $0.025000');
   });
 
+  it('lists accounts in pages, gets and renames keys, and adds a credit once per idempotency key', async () => {
+    const dir = dataDir();
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index++) ids.push((await json<{ id: string }>(dir, 'accounts', 'create', '--json')).id);
+    const first = await json<{ data: { id: string }[]; next_cursor: string | null }>(dir, 'accounts', 'list', '--limit', '2', '--json');
+    expect(first.data).toHaveLength(2);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = await json<{ data: { id: string }[]; next_cursor: string | null }>(
+      dir,
+      'accounts',
+      'list',
+      '--limit',
+      '2',
+      '--cursor',
+      first.next_cursor!,
+      '--json',
+    );
+    expect(second.next_cursor).toBeNull();
+    expect([...first.data, ...second.data].map((account) => account.id).sort()).toEqual([...ids].sort());
+    expect((await cli(dir, 'accounts', 'list', '--limit', '2')).stdout).toContain('more: tollgate accounts list --cursor ');
+    const [id] = ids as [string];
+    expect((await json<{ id: string; plan: string }>(dir, 'accounts', 'get', id, '--json')).plan).toBe('free');
+
+    const key = await json<{ id: string; key: string }>(dir, 'keys', 'create', '--account', id, '--name', 'old');
+    expect((await json<{ name: string }>(dir, 'keys', 'rename', key.id, 'new name', '--json')).name).toBe('new name');
+    const got = await json<Record<string, unknown>>(dir, 'keys', 'get', key.id, '--json');
+    expect(got).toMatchObject({ id: key.id, name: 'new name', accountId: id });
+    expect(JSON.stringify(got)).not.toContain(key.key.slice(11));
+    const renamed = await cli(dir, 'keys', 'rename', key.id, '');
+    expect(renamed.status).toBe(2);
+    expect(renamed.stderr).toContain('name must be');
+
+    const once = await json<{ added: number; balance: number; replayed: boolean; entryId: string }>(
+      dir,
+      'credits',
+      'add',
+      '--account',
+      id,
+      '--credits',
+      '3',
+      '--idempotency-key',
+      'invoice-42',
+      '--json',
+    );
+    expect(once).toMatchObject({ added: 30_000, balance: 30_000, replayed: false });
+    const again = await json<{ added: number; balance: number; replayed: boolean; entryId: string }>(
+      dir,
+      'credits',
+      'add',
+      '--account',
+      id,
+      '--credits',
+      '3',
+      '--idempotency-key',
+      'invoice-42',
+      '--json',
+    );
+    expect(again).toMatchObject({ added: 0, balance: 30_000, replayed: true, entryId: once.entryId });
+    const text = await cli(dir, 'credits', 'add', '--account', id, '--credits', '3', '--idempotency-key', 'invoice-42');
+    expect(text.stdout).toContain('nothing added');
+    const conflict = await cli(dir, 'credits', 'add', '--account', id, '--credits', '4', '--idempotency-key', 'invoice-42');
+    expect(conflict.status).toBe(1);
+    const missing = await cli(dir, 'keys', 'revoke', 'key_nope');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('No key');
+  });
+
   it('refuses to serve a catalogue with a malformed price: exit code 2 and the model named', async () => {
     const dir = dataDir();
     const catalogue = join(dir, 'catalogue.json');

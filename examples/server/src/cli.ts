@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { isAccountState, isPlan, MICROS_PER_CREDIT } from '@tollgate/core';
-import type { Store } from '@tollgate/billing';
+import type { KeyInfo, Store } from '@tollgate/billing';
+import { type AdminResult, createAdminActions } from '@tollgate/gateway';
 import { ConfigError, loadConfig } from './config';
 import { openStore } from './open-backends';
 import { startServer } from './start-server';
@@ -9,11 +10,16 @@ const USAGE = `Usage: tollgate <command> [options]
 
   serve                                         run the gateway (PORT, default 8080)
   accounts create --plan PLAN                   create an account (free, plus, pro, max)
+  accounts list [--limit N] [--cursor C]        accounts in creation order, a page at a time
+  accounts get ID
   accounts set-state ID STATE                   active, disabled, deleted, under_18
   accounts set-plan ID PLAN
   credits add --account ID --credits N          add N credits (1 credit = $0.01; up to 4 decimals)
+        [--idempotency-key K]                   added once per K: running it again adds nothing
   keys create --account ID --name NAME          create a key; prints {"id","name","key"} (the key is shown once)
   keys list --account ID
+  keys get KEY_ID
+  keys rename KEY_ID NAME
   keys revoke KEY_ID
   usage --account ID [--limit N]                ledger entries, newest first
 
@@ -21,6 +27,14 @@ Options: --json for JSON output. Settings come from the environment (docs/config
 
 /** Thrown for a wrong command line; the message is for people. */
 class UsageError extends Error {}
+
+/** The value of an admin action, or its refusal as the CLI's error: a bad value is a usage error (exit 2), an unknown id or a conflict exit 1. */
+function done<T>(result: AdminResult<T>): T {
+  if (result.ok) return result.value;
+  const message = result.error.message.replace(/\.$/, '');
+  if (result.error.code === 'invalid_parameter') throw new UsageError(message);
+  throw new Error(message);
+}
 
 /** Runs the CLI with the given arguments; returns the exit code. */
 export async function main(argv: string[], out: (text: string) => void = (text) => process.stdout.write(`${text}\n`)): Promise<number> {
@@ -70,82 +84,109 @@ async function serveCommand(config: ReturnType<typeof loadConfig>): Promise<numb
 }
 
 async function runAdmin(store: Store, command: string, sub: string | undefined, args: string[], flags: Flags, out: (text: string) => void): Promise<void> {
+  const actions = createAdminActions(store);
   const json = flags.json === true;
   const need = (name: string): string => {
     const value = flags[name];
     if (typeof value !== 'string' || value.length === 0) throw new UsageError(`--${name} is required (see tollgate --help)`);
     return value;
   };
+  const optional = (name: string): string | undefined => (flags[name] === undefined ? undefined : need(name));
   const arg = (index: number, name: string): string => {
     const value = args[index];
     if (value === undefined) throw new UsageError(`${name} is required (see tollgate --help)`);
     return value;
   };
   const show = (value: unknown, table: () => string) => out(json ? JSON.stringify(value, null, 2) : table());
+  const keyTable = (keys: KeyInfo[]) =>
+    table(
+      ['id', 'name', 'prefix', 'created', 'revoked'],
+      keys.map((key) => [
+        key.id,
+        key.name,
+        `${key.prefix}…`,
+        new Date(key.createdAt).toISOString(),
+        key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
+      ]),
+    );
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'accounts create': {
       const plan = flags.plan === undefined ? 'free' : need('plan');
       if (!isPlan(plan)) throw new UsageError(`--plan must be free, plus, pro or max, not "${plan}"`);
-      const account = await store.createAccount({ plan });
+      const account = done(await actions.createAccount({ plan }));
       return show(account, () => `created account ${account.id} (plan ${account.plan}, ${account.state})`);
+    }
+    case 'accounts list': {
+      const limit = optional('limit');
+      const cursor = optional('cursor');
+      if (limit !== undefined && !/^\d+$/.test(limit)) throw new UsageError('--limit must be a whole number from 1 to 1000');
+      const page = done(await actions.listAccounts({ ...(limit !== undefined ? { limit: Number(limit) } : {}), ...(cursor !== undefined ? { cursor } : {}) }));
+      return show(
+        { data: page.items, next_cursor: page.next ?? null },
+        () =>
+          table(
+            ['id', 'plan', 'state'],
+            page.items.map((account) => [account.id, account.plan, account.state]),
+          ) + (page.next ? `\nmore: tollgate accounts list --cursor ${page.next}` : ''),
+      );
+    }
+    case 'accounts get': {
+      const account = done(await actions.getAccount(arg(0, 'ID')));
+      return show(account, () => `account ${account.id}: plan ${account.plan}, ${account.state}`);
     }
     case 'accounts set-state': {
       const id = arg(0, 'ID');
       const state = arg(1, 'STATE');
       if (!isAccountState(state)) throw new UsageError(`STATE must be active, disabled, deleted or under_18, not "${state}"`);
-      const account = await store.setAccountState(id, state);
+      const account = done(await actions.setAccountState(id, state));
       return show(account, () => `account ${account.id} is now ${account.state}`);
     }
     case 'accounts set-plan': {
       const id = arg(0, 'ID');
       const plan = arg(1, 'PLAN');
       if (!isPlan(plan)) throw new UsageError(`PLAN must be free, plus, pro or max, not "${plan}"`);
-      const account = await store.setPlan(id, plan);
+      const account = done(await actions.setPlan(id, plan));
       return show(account, () => `account ${account.id} is now on ${account.plan}`);
     }
     case 'credits add': {
       const account = need('account');
       const micros = creditsToMicros(need('credits'));
-      if (!(await store.getAccount(account))) throw new UsageError(`no account ${account}`);
-      const balance = await store.addCredits(account, micros, { note: 'cli' });
-      return show(
-        { accountId: account, added: micros, ...balance },
-        () => `added ${formatMicros(micros)} to ${account}: balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`,
+      const idempotencyKey = optional('idempotency-key');
+      const credited = done(await actions.addCredits(account, { micros, note: 'cli', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }));
+      const { balance, replayed } = credited;
+      const extra = idempotencyKey === undefined ? {} : { replayed, entryId: credited.entry?.id };
+      return show({ accountId: account, added: replayed ? 0 : micros, ...balance, ...extra }, () =>
+        replayed
+          ? `already added under idempotency key ${idempotencyKey}: nothing added; balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`
+          : `added ${formatMicros(micros)} to ${account}: balance ${formatMicros(balance.balance)}, available ${formatMicros(balance.available)}`,
       );
     }
     case 'keys create': {
-      const account = need('account');
-      const name = need('name');
-      if (!(await store.getAccount(account))) throw new UsageError(`no account ${account}`);
-      const key = await store.createKey(account, name);
-      return out(JSON.stringify({ id: key.id, name: key.name, key: key.key }));
+      const created = done(await actions.createKey(need('account'), need('name')));
+      return out(JSON.stringify({ id: created.key.id, name: created.key.name, key: created.secret }));
     }
     case 'keys list': {
-      const keys = await store.listKeys(need('account'));
-      return show(keys, () =>
-        table(
-          ['id', 'name', 'prefix', 'created', 'revoked'],
-          keys.map((key) => [
-            key.id,
-            key.name,
-            `${key.prefix}…`,
-            new Date(key.createdAt).toISOString(),
-            key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
-          ]),
-        ),
-      );
+      const keys = done(await actions.listKeys(need('account')));
+      return show(keys, () => keyTable(keys));
+    }
+    case 'keys get': {
+      const key = done(await actions.getKey(arg(0, 'KEY_ID')));
+      return show(key, () => keyTable([key]));
+    }
+    case 'keys rename': {
+      const key = done(await actions.renameKey(arg(0, 'KEY_ID'), arg(1, 'NAME')));
+      return show(key, () => `key ${key.id} is now named ${key.name}`);
     }
     case 'keys revoke': {
       const id = arg(0, 'KEY_ID');
-      await store.revokeKey(id);
+      done(await actions.revokeKey(id));
       return show({ id, revoked: true }, () => `revoked key ${id}`);
     }
     case 'usage': {
       const account = need('account');
       const limit = flags.limit === undefined ? 50 : Number(need('limit'));
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
-      const entries = await store.entries(account, { limit });
-      const balance = await store.getBalance(account);
+      const { balance, entries } = done(await actions.recentEntries(account, limit));
       return show(
         { accountId: account, ...balance, entries },
         () =>
