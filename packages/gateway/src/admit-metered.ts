@@ -78,6 +78,7 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
     minimum: amount.minimum,
     ttlMs: runtime.holdTtlMs,
     requestId,
+    ...(model.id === undefined ? {} : { model: model.id }),
     timers: runtime.timers,
     onSettleError: runtime.options.onSettleError,
   });

@@ -7,8 +7,12 @@ import type { Principal } from './gateway-options';
 export interface CreditHold {
   /** What was held (for `included` funding: what was asked). */
   micros: number;
-  /** Charges the hold once; later calls do nothing. */
-  settle(micros: number, meta: Record<string, unknown>): Promise<void>;
+  /**
+   * Charges the hold once; later calls do nothing. `tokens`: the prompt and completion tokens
+   * billed, recorded on the charge entry for usage (chat and Responses; images, search and fetch
+   * have none and pass none).
+   */
+  settle(micros: number, meta: Record<string, unknown>, tokens?: BilledTokens): Promise<void>;
   /** Closes the hold without a charge (if it was not settled). */
   release(): Promise<void>;
   /**
@@ -19,12 +23,20 @@ export interface CreditHold {
   track(checkpoints: Checkpoints, deliveredMicros: () => number): () => void;
 }
 
+/** The tokens a charge billed, as the ledger records them. */
+export interface BilledTokens {
+  promptTokens: number;
+  completionTokens: number;
+}
+
 /** Options of {@link holdCredits}. */
 export interface HoldCreditsInput {
   micros: number;
   minimum: number;
   ttlMs: number;
   requestId: string;
+  /** The public model id the request named, recorded on its charge (usage per model). */
+  model?: string;
   /** Receives settle failures that outlived the retries, up to the hold's TTL (the hold then expires, charged only a stream's crash checkpoint). */
   onSettleError?: (details: { requestId: string; accountId: string; micros: number; error: unknown }) => void;
   /** The timers the settle retries wait on, so a test of a failing store runs on fake time. */
@@ -49,6 +61,9 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
     minimum: input.minimum,
     ttlMs: input.ttlMs,
     requestId: input.requestId,
+    // The charge records who and what (usage per key and model); an app user has no key.
+    ...(principal.keyId === undefined ? {} : { keyId: principal.keyId }),
+    ...(input.model === undefined ? {} : { model: input.model }),
   });
   if (!result.ok) return result;
   const holdId = result.value.holdId;
@@ -59,12 +74,12 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
   const held = result.value.micros;
   const hold: CreditHold = {
     micros: held,
-    async settle(micros, meta) {
+    async settle(micros, meta, tokens) {
       untrack();
       if (closed) return;
       closed = true;
       // Settle is idempotent in every store, so retrying a failed call never charges twice.
-      const write = () => store.settle(holdId, { micros, requestId: input.requestId, meta });
+      const write = () => store.settle(holdId, { micros, requestId: input.requestId, meta, ...tokens });
       const wait = (ms: number) => new Promise<void>((resolve) => timers.setTimeout(resolve, ms));
       for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
         try {

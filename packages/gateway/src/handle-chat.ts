@@ -134,7 +134,7 @@ export function chatCharge(
       meta.usage_over_limit = { prompt_tokens: over.promptTokens, completion_tokens: over.completionTokens };
     }
     Object.assign(context.log, { promptTokens, completionTokens, costMicros: micros, outcome });
-    return hold.settle(micros, meta);
+    return hold.settle(micros, meta, { promptTokens, completionTokens });
   };
   const quote = (reported: unknown, deliveredText: string): number => {
     quoted ??= price(reported, deliveredText);
