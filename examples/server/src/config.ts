@@ -39,6 +39,8 @@ export interface ServerConfig {
   streamIdleTimeoutMs?: number;
   /** How long a stream's client may take no bytes before it is cut (gateway default: the stream idle limit). */
   clientStallTimeoutMs?: number;
+  /** The admin API's bearer token (at least 16 characters); unset, the admin port serves no admin routes. */
+  adminToken?: string;
 }
 
 /** A configuration error: the message says which setting and why. */
@@ -68,6 +70,7 @@ const FILE_KEYS = new Set([
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
+  'adminToken',
   ...Object.keys(DEADLINES),
 ]);
 
@@ -126,6 +129,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   deadline('upstreamBodyTimeoutMs');
   deadline('streamIdleTimeoutMs');
   deadline('clientStallTimeoutMs');
+  const adminToken = string(pick('TOLLGATE_ADMIN_TOKEN', 'adminToken'), 'TOLLGATE_ADMIN_TOKEN');
+  if (adminToken !== undefined) {
+    // Never echoed in the message: it is a secret.
+    if (adminToken.length < 16 || /\s/.test(adminToken)) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters without spaces');
+    config.adminToken = adminToken;
+  }
   return config;
 }
 

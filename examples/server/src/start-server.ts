@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createGateway, type Gateway, type RequestLog } from '@tollgate/gateway';
+import { createAdminApi, createGateway, type Gateway, type RequestLog } from '@tollgate/gateway';
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
 import { loadCatalogue } from './catalogue';
@@ -37,7 +37,7 @@ export interface StartOptions {
 
 /**
  * Starts the reference server: the gateway on `config.port`, /metrics and /health on
- * `config.adminPort`, on SQLite (or PostgreSQL) and an in-memory (or Redis) limiter.
+ * `config.adminPort` (and the admin API under /admin/v1 when `config.adminToken` is set), on SQLite (or PostgreSQL) and an in-memory (or Redis) limiter.
  */
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
@@ -119,8 +119,25 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const app = new Hono();
     app.get('/health', (c) => c.json({ status: 'ok', version: config.version, active: gateway.active, simulator: catalogue.simulator }));
     app.get('/metrics', (c) => c.text(metrics.render(gateway.active), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+    if (config.adminToken !== undefined) {
+      // The operator's API (docs/admin-api.md), only with a token: without one, /admin/* is a 404.
+      const adminApi = createAdminApi({
+        store,
+        token: config.adminToken,
+        onError: (error) => log({ level: 'error', msg: 'admin request failed', error: error instanceof Error ? error.message : String(error) }),
+      });
+      app.all('/admin/*', async (c) => {
+        const startedAt = Date.now();
+        const response = await adminApi.fetch(c.req.raw);
+        // An audit line per call: method, path (ids only; bodies and the token are never logged) and status.
+        log({ level: 'info', msg: 'admin request', method: c.req.method, path: c.req.path, status: response.status, latencyMs: Date.now() - startedAt });
+        return response;
+      });
+    }
     admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host }) as Server);
     adminUrl = `http://${hostOf(config.host)}:${(admin.address() as AddressInfo).port}`;
+  } else if (config.adminToken !== undefined) {
+    log({ level: 'warn', msg: 'TOLLGATE_ADMIN_TOKEN is set but ADMIN_PORT=0 turns the admin port off: no admin API' });
   }
   log({
     level: 'info',
