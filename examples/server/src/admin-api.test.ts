@@ -3,7 +3,7 @@
  * real HTTP, on SQLite and on PostgreSQL: served only when TOLLGATE_ADMIN_TOKEN is set, and the
  * keyed reads /v1/balance and /v1/usage on the API port.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tollgate/testing/server';
@@ -183,12 +183,17 @@ describe('admin API on the admin port (SQLite)', () => {
     expect(await onApiPort.text()).toBe('Not Found');
   });
 
-  it('refuses a short TOLLGATE_ADMIN_TOKEN without echoing it', () => {
+  it('takes TOLLGATE_ADMIN_TOKEN from the environment only, and refuses a short one without echoing it', () => {
     expect(() => loadConfig({ TOLLGATE_ADMIN_TOKEN: 'short-secret' })).toThrow(ConfigError);
     expect(() => loadConfig({ TOLLGATE_ADMIN_TOKEN: 'short-secret' })).toThrow(/^TOLLGATE_ADMIN_TOKEN must be at least 16 characters without spaces$/);
     expect(() => loadConfig({ TOLLGATE_ADMIN_TOKEN: 'sixteen chars and spaces' })).toThrow(ConfigError);
     expect(loadConfig({ TOLLGATE_ADMIN_TOKEN: TOKEN }).adminToken).toBe(TOKEN);
     expect(loadConfig({ TOLLGATE_ADMIN_TOKEN: '' }).adminToken).toBeUndefined();
+    // Not a file setting: secrets stay out of files.
+    const dir = dataDir();
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ adminToken: TOKEN }));
+    expect(() => loadConfig({ TOLLGATE_CONFIG: file })).toThrow(/unknown setting "adminToken"/);
   });
 });
 

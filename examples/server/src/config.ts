@@ -70,7 +70,6 @@ const FILE_KEYS = new Set([
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
-  'adminToken',
   ...Object.keys(DEADLINES),
 ]);
 
@@ -129,9 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   deadline('upstreamBodyTimeoutMs');
   deadline('streamIdleTimeoutMs');
   deadline('clientStallTimeoutMs');
-  const adminToken = string(pick('TOLLGATE_ADMIN_TOKEN', 'adminToken'), 'TOLLGATE_ADMIN_TOKEN');
+  // A secret: from the environment only (never the config file, as provider keys), never echoed.
+  const adminToken = string(env.TOLLGATE_ADMIN_TOKEN, 'TOLLGATE_ADMIN_TOKEN');
   if (adminToken !== undefined) {
-    // Never echoed in the message: it is a secret.
     if (adminToken.length < 16 || /\s/.test(adminToken)) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters without spaces');
     config.adminToken = adminToken;
   }
