@@ -19,6 +19,7 @@ export async function authenticate(
   request: Request,
   store: Store,
   appAuthenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>,
+  hash: (key: string) => string | Promise<string> = hashKey,
 ): Promise<AuthResult> {
   const header = request.headers.get('authorization');
   if (header === null || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ') return fail('invalid_api_key');
@@ -26,7 +27,8 @@ export async function authenticate(
   if (token.length === 0) return fail('invalid_api_key');
   if (token.startsWith('sk_')) {
     if (!isServiceKey(token)) return fail('invalid_api_key');
-    const found = await store.findKey(await hashKey(token));
+    const digest = hash(token);
+    const found = await store.findKey(typeof digest === 'string' ? digest : await digest);
     if (!found) return fail('invalid_api_key');
     return withState({ account: found.account, funding: 'credits', keyId: found.id, app: false });
   }

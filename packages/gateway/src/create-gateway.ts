@@ -133,7 +133,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (!route) return replies.plain(404, 'Not Found');
     if (request.method !== route.method) return replies.plain(405, 'Method Not Allowed');
 
-    const auth = await authenticate(request, runtime.store, options.authenticate);
+    const auth = await authenticate(request, runtime.store, options.authenticate, options.hashKey);
     if (!auth.ok) return replies.error(auth.error);
     const { principal } = auth;
     log.accountId = principal.account.id;

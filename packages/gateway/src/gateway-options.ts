@@ -80,6 +80,12 @@ export interface GatewayOptions {
   models: ModelConfig[];
   /** App-only character prompts: a keyed chat whose first system message opens with one is refused. */
   characters?: string[];
+  /**
+   * The SHA-256 hex digest of a whole key, as the store keeps keys (default: Web Crypto's
+   * `crypto.subtle.digest`, a thread-pool round trip on Node). A synchronous hasher saves that hop
+   * on every request: `nodeHashKey` of `@tollgate/node` (node:crypto, also on Bun and Deno).
+   */
+  hashKey?: (key: string) => string | Promise<string>;
   /** Admits the embedding app's own signed-in users (tokens that are not `sk_` keys). */
   authenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>;
   /** Page fetch for `POST /v1/fetch`; without it the path is not served (plain-text 404). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type Funding } from '@tollgate/core';
 import type { AppPrincipal } from './gateway-options';
@@ -13,6 +14,9 @@ async function expectRefusal(response: Response, code: ErrorCode): Promise<void>
   expect(response.headers.get('x-funding')).toBeNull();
   expect(await response.json()).toEqual({ error: { message: entry.message, type: entry.type, param: null, code } });
 }
+
+/** The stores' digest of a key, computed synchronously (as `nodeHashKey` of `@tollgate/node` does). */
+const hashKey = { sync: (key: string) => createHash('sha256').update(key).digest('hex') };
 
 /** A well-formed service key that no account holds. */
 const UNKNOWN_KEY = `sk_svc_${'A1b2C3d4E5'.repeat(4)}xyz`;
@@ -90,6 +94,23 @@ describe('401: keys and tokens (spec Authentication 3-4)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('x-funding')).toBe('credits');
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('finds keys through the hashKey option when one is given, synchronous or not', async () => {
+    const seen: string[] = [];
+    const sync = await setup({
+      hashKey: (key) => {
+        seen.push(key);
+        return hashKey.sync(key);
+      },
+    });
+    expect((await sync.post('/v1/chat/completions', chatBody())).status).toBe(200);
+    expect(seen).toEqual([sync.key]);
+    const async = await setup({ hashKey: async (key) => hashKey.sync(key) });
+    expect((await async.get('/v1/models')).status).toBe(200);
+    // A hasher that disagrees with the store's digest finds no key: the option is what is used.
+    const wrong = await setup({ hashKey: () => '0'.repeat(64) });
+    await expectRefusal(await wrong.post('/v1/chat/completions', chatBody()), 'invalid_api_key');
   });
 
   it("stops a revoked key at the very next request, while the account's other key goes on", async () => {

@@ -1,2 +1,3 @@
 export { createUpstreamFetch, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
 export { nodeResolver, nodeTransport } from './page-fetch-transport';
+export { nodeHashKey } from './hash-key';
