@@ -12,7 +12,7 @@ import { answerBelowGateway } from './client-error';
 import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
-import { nodeResolver, nodeTransport } from '@tollgate/node';
+import { nodeHashKey, nodeResolver, nodeTransport } from '@tollgate/node';
 
 /** A running reference server. */
 export interface RunningServer {
@@ -73,6 +73,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       models: catalogue.models,
       characters: catalogue.characters,
       pageFetcher: createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() }),
+      hashKey: nodeHashKey,
       fetchMicrosPerCall: config.fetchMicrosPerCall,
       onLimiterError: config.onLimiterError,
       ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
