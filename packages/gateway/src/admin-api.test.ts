@@ -111,6 +111,44 @@ describe('routing', () => {
   });
 });
 
+describe('a body that does not arrive', () => {
+  it('is 408 request_timeout after 10 seconds on the clock', async () => {
+    let calls = 0;
+    // The request starts at 0; every later look at the clock is 20 s on, past the body's 10 s.
+    const admin = createAdminApi({ store: memoryStore(), token: TOKEN, now: () => (calls++ === 0 ? 0 : 20_000) });
+    const body = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+    const request = new Request('http://admin.test/admin/v1/accounts', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    const response = await admin.fetch(request);
+    expectError({ status: response.status, headers: response.headers, body: await response.json(), text: '' }, 408, 'request_timeout');
+  });
+});
+
+describe('a store that throws for an unknown account', () => {
+  it('is 404 not_found, not 503: the account is looked up again after the throw', async () => {
+    const store = memoryStore();
+    const { id } = await store.createAccount({ plan: 'free' });
+    let lookups = 0;
+    // The account is there for the first look, gone by the time the store writes (as a store
+    // shared with another process may see it), and the store throws its own "unknown account".
+    const vanishing = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name === 'getAccount') return async (accountId: string) => (lookups++ === 0 ? target.getAccount(accountId) : undefined);
+        if (name === 'setPlan') return async (accountId: string) => Promise.reject(new Error(`unknown account ${accountId}`));
+        return Reflect.get(target, name, receiver);
+      },
+    });
+    const errors: unknown[] = [];
+    const { call } = harness(vanishing, (error) => errors.push(error));
+    expectError(await call('PUT', `/admin/v1/accounts/${id}/plan`, { body: { plan: 'pro' } }), 404, 'not_found');
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('accounts', () => {
   it('creates (201, plan free by default), gets, sets plan and state', async () => {
     const { call } = harness();
