@@ -53,7 +53,7 @@ const BODY_TIMEOUT_MS = 10_000;
 interface Call {
   request: Request;
   params: URLSearchParams;
-  /** The decoded path segments after the resource name: `[id]`, `[id, 'keys']`… */
+  /** The account or key id of the path, decoded ('' for the accounts collection). */
   id: string;
   body: Record<string, unknown>;
 }
@@ -161,23 +161,24 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
   };
   const keyRevoke: Methods = { POST: { body: [], run: async ({ id }) => answer(await actions.revokeKey(id), keyJson) } };
 
+  /** `/admin/v1/accounts/{id}/<sub>`. */
+  const accountSubs: Record<string, Methods> = {
+    plan: accountPlan,
+    state: accountState,
+    keys: accountKeys,
+    credits: accountCredits,
+    balance: accountBalance,
+    entries: accountEntries,
+    usage: accountUsage,
+  };
   /** The route of a path below the base: its methods and the id segment. */
   const route = (segments: string[]): { methods: Methods; id: string } | undefined => {
     const [resource, id, sub, ...rest] = segments;
     if (rest.length > 0) return undefined;
     if (resource === 'accounts') {
       if (id === undefined) return { methods: accounts, id: '' };
-      const table: Record<string, Methods> = {
-        plan: accountPlan,
-        state: accountState,
-        keys: accountKeys,
-        credits: accountCredits,
-        balance: accountBalance,
-        entries: accountEntries,
-        usage: accountUsage,
-      };
       if (sub === undefined) return { methods: account, id };
-      const methods = Object.hasOwn(table, sub) ? table[sub] : undefined;
+      const methods = Object.hasOwn(accountSubs, sub) ? accountSubs[sub] : undefined;
       return methods && { methods, id };
     }
     if (resource === 'keys' && id !== undefined) {
