@@ -106,7 +106,7 @@ export interface LedgerEntry {
   meta?: Record<string, unknown>;
   /** Charges: the key that made the request (absent for a signed-in app user). */
   keyId?: string;
-  /** Charges: the public model id the request named. */
+  /** Charges: the public model id the request named (absent for page fetches, which have none). */
   model?: string;
   /**
    * Charges: prompt tokens billed. Absent when the request has no tokens (images, search, fetch)
@@ -170,7 +170,7 @@ export interface UsageRow {
   period: number;
   /** Absent for charges of signed-in app users. */
   keyId?: string;
-  /** Absent for charges without a model (none today). */
+  /** Absent for charges without a model (page fetches). */
   model?: string;
   /** Charge entries: one per request that was charged (a checkpoint charge counts as its request; a zero charge counts too). */
   requests: number;
