@@ -139,6 +139,32 @@ if (!installed && process.env.CI === 'true') {
       }
     });
 
+    it("commits an account's entries in ledger order, so an entries cursor never skips one that committed late", async () => {
+      const { pg, name, url } = await fresh();
+      const store = postgresStore(url, { max: 2 });
+      const sql = postgres(url, { max: 2, onnotice: () => {} });
+      try {
+        const account = await store.createAccount({ plan: 'free' });
+        await store.addCredits(account.id, 1);
+        // Another writer holds the account's row lock (as a settle does while it commits)...
+        let late: Promise<unknown> | undefined;
+        await sql.begin(async (tx) => {
+          await tx`SELECT 1 FROM tollgate_accounts WHERE id = ${account.id} FOR NO KEY UPDATE`;
+          // ...while the store adds a credit: it waits for the lock before it takes its position.
+          late = store.addCredits(account.id, 2);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at) VALUES ('ent_first', ${account.id}, 3, 'credit', 1)`;
+        });
+        await late;
+        // The entry that committed first comes first: a reader who paged between the two commits misses nothing.
+        expect((await store.entriesPage(account.id)).items.map((entry) => entry.micros)).toEqual([1, 3, 2]);
+      } finally {
+        await sql.end();
+        await store.close();
+        await pg.dropDatabase(name);
+      }
+    });
+
     it('reports a database it cannot reach from the methods, not at construction', async () => {
       const store = postgresStore('postgres://postgres@127.0.0.1:1/none', { max: 1 });
       await expect(store.getAccount('acc_x')).rejects.toThrow();
