@@ -18,17 +18,23 @@ export interface Child<T> {
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Runs `node [nodeArgs] --import tsx <file> [args]` from the repository root.
+ * Runs `node [nodeArgs] --import tsx <file> [args]` from the repository root. `BENCH_CHILD_IMPORT`
+ * names a module every child preloads first (`--import`), e.g. one that logs
+ * `process.memoryUsage()` to stderr each second while a bench runs.
  *
  * @example
  * const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
  * await upstream.stop();
  */
 export async function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<Child<T>> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
-    cwd: root,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...(process.env.BENCH_CHILD_IMPORT ? ['--import', process.env.BENCH_CHILD_IMPORT] : []), '--import', 'tsx', file, ...args],
+    {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! });
   const info = await new Promise<T>((resolve, reject) => {
