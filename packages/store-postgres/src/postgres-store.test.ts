@@ -52,6 +52,26 @@ if (!installed && process.env.CI === 'true') {
     };
   });
 
+  /**
+   * The contract again on a database whose default collation is ICU en-US, where 'key_Z' sorts
+   * after 'key_a': listings and usage rows must still come in byte order, as on every other store.
+   * (PostgreSQL before 15 has no LOCALE_PROVIDER: the database then has the server's collation.)
+   */
+  runStoreCases('postgres, ICU en-US collation', async ({ now }) => {
+    const pg = await started();
+    const name = `case_${++databases}`;
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const [version] = await admin<{ server_version_num: string }[]>`SHOW server_version_num`;
+      const icu = Number(version?.server_version_num) >= 150_000 ? ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.utf8'` : '';
+      await admin.unsafe(`CREATE DATABASE "${name}"${icu}`);
+    } finally {
+      await admin.end();
+    }
+    const store = postgresStore(pg.url.replace(/\/tollgate$/, `/${name}`), { now, max: 8 });
+    return { store, cleanup: () => pg.dropDatabase(name) };
+  });
+
   describe('postgresStore', () => {
     it('migrates once when several instances start at once, and they share holds exactly', async () => {
       const { pg, name, url } = await fresh();
