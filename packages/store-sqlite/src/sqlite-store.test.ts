@@ -124,6 +124,15 @@ describe('sqliteStore on a file', () => {
       // Opening it again migrates nothing more.
       const again = sqliteStore(path);
       expect((await again.entries('acc_old')).map((entry) => entry.micros)).toEqual([-250, 1_000]);
+      // What migration 3 added reads the old rows: no key, model or tokens on them, and usage counts them.
+      expect((await again.entriesPage('acc_old')).items.map((entry) => [entry.micros, entry.keyId, entry.model, entry.promptTokens])).toEqual([
+        [1_000, undefined, undefined, undefined],
+        [-250, undefined, undefined, undefined],
+      ]);
+      expect(await again.usage({ accountId: 'acc_old', from: 0, to: Number.MAX_SAFE_INTEGER, groupBy: 'day' })).toEqual([
+        { period: expect.any(Number), requests: 1, promptTokens: 0, completionTokens: 0, micros: 250 },
+      ]);
+      expect((await again.listAccounts()).items).toEqual([{ id: 'acc_old', plan: 'pro', state: 'active' }]);
       await again.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
