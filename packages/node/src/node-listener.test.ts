@@ -1,0 +1,531 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions } from './node-listener';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+interface Served {
+  port: number;
+  url: string;
+  server: Server;
+  /** The incoming messages, in order. */
+  incoming: IncomingMessage[];
+  /** Socket writes (`_write` and `_writev` calls) per server-side connection, in order of connection. */
+  writes: number[];
+}
+
+/** Serves `fetch` through createNodeListener on a loopback port, counting the socket writes of each connection. */
+async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promise<Served> {
+  const listener = createNodeListener(fetch, options);
+  const incoming: IncomingMessage[] = [];
+  const writes: number[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    incoming.push(request);
+    listener(request, response);
+  });
+  server.on('connection', (socket: Socket) => {
+    const index = writes.push(0) - 1;
+    const counted = socket as Socket & { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+    const write = counted._write.bind(socket);
+    const writev = counted._writev.bind(socket);
+    counted._write = (...args) => {
+      writes[index] = (writes[index] ?? 0) + 1;
+      write(...args);
+    };
+    counted._writev = (...args) => {
+      writes[index] = (writes[index] ?? 0) + 1;
+      writev(...args);
+    };
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  const port = (server.address() as AddressInfo).port;
+  return { port, url: `http://127.0.0.1:${port}`, server, incoming, writes };
+}
+
+/** A raw connection: send bytes, collect what comes back. */
+function rawClient(port: number): Promise<{ socket: Socket; text: () => string; closed: Promise<void> }> {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () => resolve({ socket, text: () => text, closed }));
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    socket.on('data', (data) => (text += data.toString('latin1')));
+    socket.on('error', () => {});
+    cleanups.push(() => socket.destroy());
+  });
+}
+
+/** One whole raw exchange on a fresh connection (the request says Connection: close). */
+async function raw(port: number, bytes: string): Promise<string> {
+  const client = await rawClient(port);
+  client.socket.write(bytes);
+  await client.closed;
+  return client.text();
+}
+
+function parse(reply: string): { status: number; headers: Record<string, string>; body: string } {
+  const at = reply.indexOf('\r\n\r\n');
+  const [statusLine = '', ...lines] = reply.slice(0, at).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: reply.slice(at + 4) };
+}
+
+const until = async (test: () => boolean, ms = 5_000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('createNodeListener: the request', () => {
+  it('has the method, the absolute URL from Host, every header (duplicates appended) and the body', async () => {
+    let seen: { method: string; url: string; dup: string | null; type: string | null; body: string; duplex: unknown } | undefined;
+    const { port } = await serve(async (request) => {
+      seen = {
+        method: request.method,
+        url: request.url,
+        dup: request.headers.get('x-dup'),
+        type: request.headers.get('content-type'),
+        body: await request.text(),
+        duplex: (request as Request & { duplex?: string }).duplex,
+      };
+      return new Response('ok');
+    });
+    const reply = parse(
+      await raw(
+        port,
+        'POST /v1/echo?q=1 HTTP/1.1\r\nHost: example.test:8080\r\nX-Dup: a\r\nX-Dup: b\r\nContent-Type: application/json\r\n' +
+          'Content-Length: 11\r\nConnection: close\r\n\r\n{"héllo":1}'.replace('11', String(Buffer.byteLength('{"héllo":1}'))),
+      ),
+    );
+    expect(reply.status).toBe(200);
+    expect(seen).toEqual({
+      method: 'POST',
+      url: 'http://example.test:8080/v1/echo?q=1',
+      dup: 'a, b',
+      type: 'application/json',
+      body: '{"héllo":1}',
+      duplex: 'half',
+    });
+  });
+
+  it('a chunked body arrives whole, in order', async () => {
+    let body = '';
+    const { port } = await serve(async (request) => {
+      body = await request.text();
+      return new Response(null, { status: 204 });
+    });
+    const reply = parse(
+      await raw(port, 'PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n'),
+    );
+    expect(reply.status).toBe(204);
+    expect(body).toBe('abcdefg');
+  });
+
+  it('GET and HEAD have no body', async () => {
+    const bodies: (ReadableStream | null)[] = [];
+    const { url } = await serve((request) => {
+      bodies.push(request.body);
+      return new Response('x');
+    });
+    await (await fetch(url)).text();
+    await fetch(url, { method: 'HEAD' });
+    expect(bodies).toEqual([null, null]);
+  });
+
+  it('without a Host header the URL is on options.hostname; without either the request is a 400 told to onError', async () => {
+    let url = '';
+    const phases: NodeListenerErrorPhase[] = [];
+    const withName = await serve(
+      (request) => {
+        url = request.url;
+        return new Response('ok');
+      },
+      { hostname: 'gateway.local' },
+    );
+    Reflect.set(withName.server, 'requireHostHeader', false);
+    expect(parse(await raw(withName.port, 'GET /v1/models HTTP/1.0\r\n\r\n')).status).toBe(200);
+    expect(url).toBe('http://gateway.local/v1/models');
+
+    const without = await serve(() => new Response('ok'), { onError: (_error, phase) => void phases.push(phase) });
+    Reflect.set(without.server, 'requireHostHeader', false);
+    const reply = parse(await raw(without.port, 'GET /v1/models HTTP/1.0\r\n\r\n'));
+    expect(reply.status).toBe(400);
+    expect(reply.body).toBe('Bad Request');
+    expect(phases).toEqual(['request']);
+  });
+
+  it.each([
+    ['an asterisk target', 'OPTIONS * HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
+    ['a backslash in the path', 'GET /v1\\models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
+    ['a Host that is not a host', 'GET /v1/models HTTP/1.1\r\nHost: a/b\r\nConnection: close\r\n\r\n'],
+    ['TRACE, which a web Request cannot carry', 'TRACE /v1/models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
+  ])('%s is the request phase: the Response onError returns, else 400', async (_name, bytes) => {
+    let called = 0;
+    const errors: unknown[] = [];
+    const plain = await serve(() => {
+      called++;
+      return new Response('ok');
+    });
+    expect(parse(await raw(plain.port, bytes)).status).toBe(400);
+    const answered = await serve(() => new Response('ok'), {
+      onError: (error, phase) => {
+        errors.push(error);
+        return phase === 'request' ? new Response('{"error":"bad target"}', { status: 400, headers: { 'x-mine': '1' } }) : undefined;
+      },
+    });
+    const reply = parse(await raw(answered.port, bytes));
+    expect(reply).toMatchObject({ status: 400, body: '{"error":"bad target"}' });
+    expect(reply.headers['x-mine']).toBe('1');
+    expect(called).toBe(0);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('an absolute-form target is the URL', async () => {
+    let url = '';
+    const { port } = await serve((request) => {
+      url = request.url;
+      return new Response('ok');
+    });
+    await raw(port, 'GET http://other.test/a?b=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    expect(url).toBe('http://other.test/a?b=1');
+  });
+
+  it('reads nothing before the handler reads, and a handler that does not read leaves the socket paused', async () => {
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let received = 0;
+    const { port, incoming } = await serve(async (request) => {
+      await gate;
+      received = (await request.arrayBuffer()).byteLength;
+      return new Response('done');
+    });
+    const size = 16 * 1024 * 1024;
+    const client = await rawClient(port);
+    client.socket.write(`POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 97);
+    for (let sent = 0; sent < size; sent += chunk.byteLength) client.socket.write(chunk);
+    await until(() => incoming.length === 1);
+    await sleep(300);
+    const message = incoming[0]!;
+    const bytesRead = message.socket?.bytesRead ?? 0;
+    // Node's own buffer (16 KiB) and the socket's read-ahead, nowhere near the 16 MiB sent.
+    expect(bytesRead).toBeLessThan(1024 * 1024);
+    expect(message.readableFlowing).not.toBe(true);
+    await sleep(200);
+    expect(message.socket?.bytesRead ?? 0).toBe(bytesRead);
+    release?.();
+    await client.closed;
+    expect(received).toBe(size);
+    expect(parse(client.text()).body).toBe('done');
+  });
+
+  it("aborts the request's signal with an AbortError when the client goes away before the response finished, and cancels the response body", async () => {
+    let signal: AbortSignal | undefined;
+    let cancelled: unknown = 'not cancelled';
+    const { port } = await serve((request) => {
+      signal = request.signal;
+      return new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('data: 1\n\n'));
+          },
+          cancel(reason) {
+            cancelled = reason;
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    });
+    const client = await rawClient(port);
+    client.socket.write('GET /stream HTTP/1.1\r\nHost: h\r\n\r\n');
+    await until(() => client.text().includes('data: 1'));
+    expect(signal?.aborted).toBe(false);
+    client.socket.destroy();
+    await until(() => signal?.aborted === true);
+    expect(signal?.reason).toBeInstanceOf(DOMException);
+    expect((signal!.reason as DOMException).name).toBe('AbortError');
+    await until(() => cancelled !== 'not cancelled');
+    expect((cancelled as DOMException).name).toBe('AbortError');
+  });
+
+  it('does not abort the signal of a request whose response finished', async () => {
+    let signal: AbortSignal | undefined;
+    const { url } = await serve((request) => {
+      signal = request.signal;
+      return new Response('done');
+    });
+    expect(await (await fetch(url)).text()).toBe('done');
+    await sleep(50);
+    expect(signal?.aborted).toBe(false);
+  });
+
+  it('a client that leaves mid-upload errors the body the handler reads, and aborts the signal', async () => {
+    let failure: unknown;
+    let signal: AbortSignal | undefined;
+    const { port } = await serve(async (request) => {
+      signal = request.signal;
+      try {
+        await request.arrayBuffer();
+      } catch (error) {
+        failure = error;
+      }
+      return new Response('late');
+    });
+    const client = await rawClient(port);
+    client.socket.write('POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\nabc');
+    await sleep(50);
+    client.socket.destroy();
+    await until(() => failure !== undefined && signal?.aborted === true);
+  });
+
+  it('a body cancelled half read is drained after the response, so the next request on the connection is served', async () => {
+    const { port } = await serve(async (request) => {
+      if (request.method === 'POST') {
+        const reader = request.body!.getReader();
+        await reader.read();
+        await reader.cancel();
+        return new Response('refused', { status: 413 });
+      }
+      return new Response('next');
+    });
+    const client = await rawClient(port);
+    const size = 256 * 1024;
+    client.socket.write(`POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: ${size}\r\n\r\n`);
+    client.socket.write(Buffer.alloc(size, 98));
+    client.socket.write('GET /after HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    await client.closed;
+    expect(client.text()).toContain('refused');
+    expect(client.text()).toContain('next');
+  });
+});
+
+describe('createNodeListener: the response', () => {
+  it('a body of known length goes out with Content-Length, head and body in one socket write', async () => {
+    const served = await serve(() => new Response('{"ok":true}', { status: 201, headers: { 'content-type': 'application/json', 'x-a': '1' } }));
+    const reply = parse(await raw(served.port, 'GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'));
+    expect(reply.status).toBe(201);
+    expect(reply.headers['content-length']).toBe('11');
+    expect(reply.headers['transfer-encoding']).toBeUndefined();
+    expect(reply.headers['x-a']).toBe('1');
+    expect(reply.body).toBe('{"ok":true}');
+    expect(served.writes).toEqual([1]);
+  });
+
+  it('bytes, an empty body and a null body', async () => {
+    const { url } = await serve((request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/bytes') return new Response(new Uint8Array([1, 2, 3]));
+      if (path === '/empty') return new Response('');
+      return new Response(null, { status: 204, headers: { 'x-none': '1' } });
+    });
+    const bytes = await fetch(`${url}/bytes`);
+    expect(bytes.headers.get('content-length')).toBe('3');
+    expect([...new Uint8Array(await bytes.arrayBuffer())]).toEqual([1, 2, 3]);
+    const empty = await fetch(`${url}/empty`);
+    expect(empty.headers.get('content-length')).toBe('0');
+    expect(await empty.text()).toBe('');
+    const none = await fetch(`${url}/none`);
+    expect(none.status).toBe(204);
+    expect(none.headers.get('x-none')).toBe('1');
+  });
+
+  it('several Set-Cookie headers stay several', async () => {
+    const { port } = await serve(() => {
+      const headers = new Headers();
+      headers.append('set-cookie', 'a=1');
+      headers.append('set-cookie', 'b=2');
+      return new Response('ok', { headers });
+    });
+    const text = await raw(port, 'GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    expect(text.match(/set-cookie: /gi)).toHaveLength(2);
+  });
+
+  it('a streamed body: the first chunk goes with the head, and chunks ready in the same tick go in one write', async () => {
+    const encoder = new TextEncoder();
+    let next: ((count: number) => void) | undefined;
+    const served = await serve(() => {
+      let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
+      let n = 0;
+      next = (count) => {
+        for (let index = 0; index < count; index++) controllerRef?.enqueue(encoder.encode(`data: ${n++}\n\n`));
+      };
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controllerRef = controller;
+            controller.enqueue(encoder.encode('data: first\n\n'));
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    });
+    const client = await rawClient(served.port);
+    client.socket.write('GET /stream HTTP/1.1\r\nHost: h\r\n\r\n');
+    await until(() => client.text().includes('data: first'));
+    await sleep(50);
+    expect(served.writes).toEqual([1]); // the head and the first event together
+    expect(parse(client.text()).headers['transfer-encoding']).toBe('chunked');
+    next?.(5);
+    await until(() => client.text().includes('data: 4'));
+    await sleep(20);
+    expect(served.writes).toEqual([2]); // five events in one write
+    next?.(1);
+    await until(() => client.text().includes('data: 5'));
+    expect(served.writes).toEqual([3]);
+  });
+
+  it('a stream whose first chunk does not come at once sends its head after a short moment', async () => {
+    let push: (() => void) | undefined;
+    const { port } = await serve(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              push = () => controller.enqueue(new TextEncoder().encode('late'));
+            },
+          }),
+          { status: 200, headers: { 'content-type': 'text/event-stream', 'x-stream': 'yes' } },
+        ),
+    );
+    const started = Date.now();
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const request = httpRequest({ port, host: '127.0.0.1', path: '/' }, resolve);
+      request.on('error', reject);
+      request.end();
+      cleanups.push(() => request.destroy());
+    });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-stream']).toBe('yes');
+    push?.();
+    const first = await new Promise<string>((resolve) => response.once('data', (data: Buffer) => resolve(data.toString())));
+    expect(first).toBe('late');
+  });
+
+  it('back-pressure: a client that stops reading leaves the body un-pulled beyond a small bound; it resumes when the client reads', async () => {
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1024).fill(120);
+    const total = 4096; // 256 MiB if nothing held it back
+    const { port } = await serve(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>(
+            {
+              pull(controller) {
+                pulled++;
+                if (pulled > total) controller.close();
+                else controller.enqueue(chunk);
+              },
+            },
+            { highWaterMark: 0 },
+          ),
+        ),
+    );
+    const client = await rawClient(port);
+    client.socket.pause();
+    client.socket.write('GET /big HTTP/1.1\r\nHost: h\r\n\r\n');
+    await sleep(500);
+    const stalled = pulled;
+    await sleep(300);
+    expect(pulled).toBe(stalled);
+    // The socket's buffers on both ends (a few MiB on loopback) and the response's own 16 KiB.
+    expect(stalled * chunk.byteLength).toBeLessThan(32 * 1024 * 1024);
+    let bytes = 0;
+    client.socket.removeAllListeners('data');
+    client.socket.on('data', (data: Buffer) => (bytes += data.byteLength));
+    client.socket.resume();
+    await until(() => pulled > total, 20_000);
+    await until(() => bytes >= total * chunk.byteLength, 20_000);
+  });
+
+  it('a handler that throws or rejects is a plain 500 with nothing internal, told to onError', async () => {
+    const errors: [unknown, NodeListenerErrorPhase][] = [];
+    const { url } = await serve(
+      (request) => {
+        if (request.url.endsWith('/throw')) throw new Error('secret detail');
+        return Promise.reject(new Error('secret detail'));
+      },
+      { onError: (error, phase) => void errors.push([error, phase]) },
+    );
+    for (const path of ['/throw', '/reject']) {
+      const response = await fetch(`${url}${path}`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await response.text()).toBe('Internal Server Error');
+    }
+    expect(errors.map(([error, phase]) => [(error as Error).message, phase])).toEqual([
+      ['secret detail', 'handler'],
+      ['secret detail', 'handler'],
+    ]);
+  });
+
+  it('onError may answer a handler failure with its own Response', async () => {
+    const { url } = await serve(
+      () => {
+        throw new Error('boom');
+      },
+      { onError: () => new Response('{"error":"busy"}', { status: 503, headers: { 'content-type': 'application/json' } }) },
+    );
+    const response = await fetch(url);
+    expect(response.status).toBe(503);
+    expect(await response.text()).toBe('{"error":"busy"}');
+  });
+
+  it('a body that fails before anything was sent is a 500; after the head went out, the connection is cut', async () => {
+    const phases: NodeListenerErrorPhase[] = [];
+    const { url, port } = await serve(
+      (request) => {
+        const late = request.url.endsWith('/late');
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            async start(controller) {
+              if (!late) return controller.error(new Error('at once'));
+              controller.enqueue(new TextEncoder().encode('data: 1\n\n'));
+              await sleep(30);
+              controller.error(new Error('later'));
+            },
+          }),
+        );
+      },
+      { onError: (_error, phase) => void phases.push(phase) },
+    );
+    const early = await fetch(`${url}/early`);
+    expect(early.status).toBe(500);
+    expect(await early.text()).toBe('Internal Server Error');
+    const client = await rawClient(port);
+    client.socket.write('GET /late HTTP/1.1\r\nHost: h\r\n\r\n');
+    await client.closed;
+    expect(client.text()).toContain('data: 1');
+    expect(client.text()).not.toContain('\r\n0\r\n\r\n'); // no chunked terminator: the reply was cut
+    expect(phases).toEqual(['response', 'response']);
+  });
+
+  it('keep-alive: several requests on one connection, each reply whole', async () => {
+    const { port, writes } = await serve(async (request) => new Response(`echo ${await request.text()}`));
+    const client = await rawClient(port);
+    client.socket.write('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\n1');
+    await until(() => client.text().includes('echo 1'));
+    client.socket.write('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nConnection: close\r\n\r\n2');
+    await client.closed;
+    expect(client.text().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(client.text()).toContain('echo 2');
+    expect(writes).toEqual([2]);
+  });
+});

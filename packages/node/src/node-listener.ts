@@ -1,0 +1,471 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+/** Where a failure happened, for {@link NodeListenerOptions.onError}. */
+export type NodeListenerErrorPhase = 'request' | 'handler' | 'response';
+
+/** Options of {@link createNodeListener}. */
+export interface NodeListenerOptions {
+  /** Host name of the request URL when a request has no Host header (HTTP/1.0); without it such a request is a 400. */
+  hostname?: string;
+  /**
+   * Told of every failure: `'request'`, an incoming message that cannot be a web `Request` (a
+   * target such as `*`, a backslash in the path, a bad Host, no Host and no `hostname`, a method
+   * such as TRACE), answered 400 `Bad Request`; `'handler'`, a `fetch` that threw or rejected,
+   * answered 500 `Internal Server Error` (plain text, nothing internal); `'response'`, a response
+   * body that failed, answered 500 if nothing was sent yet, else the connection is cut. For
+   * `'request'` and `'handler'` a `Response` returned here is sent instead of the default reply.
+   */
+  onError?: (error: unknown, phase: NodeListenerErrorPhase) => Response | undefined;
+}
+
+/** A `fetch` handler on web standards, as `createGateway(…).fetch` is. */
+export type FetchHandler = (request: Request) => Response | Promise<Response>;
+
+/** After this long without a first body chunk, a streamed response's status and headers go out alone. */
+const FLUSH_HEAD_MS = 10;
+/** Bytes held back before the head is written, while the response's length may still be known. */
+const MAX_PENDING_BYTES = 64 * 1024;
+/** A request body left half read when the response ended is drained for this long, up to this many bytes, then the connection is cut. */
+const DRAIN_MS = 500;
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+const kExchange = Symbol('tollgate.exchange');
+const kBody = Symbol('tollgate.body');
+
+type WithExchange = ServerResponse & { [kExchange]?: Exchange };
+type WithBody = IncomingMessage & { [kBody]?: IncomingBody };
+
+/**
+ * A `request` listener for `http.createServer` that serves a web `fetch` handler: one `Request`
+ * per incoming message (absolute URL, headers from `rawHeaders`, a pull-based body, a `signal`
+ * aborted when the client goes away before the response finished) and the `Response` written back
+ * with back-pressure — status and headers in one `writeHead`, a body whose length is known at once
+ * in one `end(bytes)` (head and body in one socket write), a streamed body chunk by chunk with the
+ * chunks that are ready in the same tick in one write, the first with the head.
+ *
+ * @example
+ * const server = createServer(createNodeListener(gateway.fetch, { hostname: '127.0.0.1' }));
+ * server.listen(8080, '127.0.0.1');
+ */
+export function createNodeListener(fetch: FetchHandler, options: NodeListenerOptions = {}): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const hostname = options.hostname;
+  const onError = options.onError;
+  return (incoming, outgoing) => {
+    const exchange = new Exchange(incoming, outgoing, onError);
+    (outgoing as WithExchange)[kExchange] = exchange;
+    outgoing.on('close', onOutgoingClose);
+    let request: Request;
+    try {
+      request = newRequest(incoming, hostname, exchange);
+    } catch (error) {
+      exchange.fail(error, 'request');
+      return;
+    }
+    let result: Response | Promise<Response>;
+    try {
+      result = fetch(request);
+    } catch (error) {
+      exchange.fail(error, 'handler');
+      return;
+    }
+    void respond(exchange, result);
+  };
+}
+
+/** One request and its response: the state the shared listeners find through the response. */
+class Exchange {
+  readonly abort = new AbortController();
+  body: IncomingBody | undefined;
+  reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  status = 200;
+  headers: OutgoingHttpHeaders | undefined;
+  /** Chunks read before the head was written (their total length may become Content-Length). */
+  pending: Uint8Array[] | undefined;
+  pendingBytes = 0;
+  /** `writeHead` was called. */
+  headWritten = false;
+  /** Bytes (or the flushed head) went to the socket. */
+  sent = false;
+  /** The body was read to its end. */
+  done = false;
+  /** The client went away before the response finished. */
+  gone = false;
+  flushTimer: ReturnType<typeof setTimeout> | undefined;
+  wake: (() => void) | undefined;
+
+  constructor(
+    readonly incoming: IncomingMessage,
+    readonly outgoing: ServerResponse,
+    readonly onError: NodeListenerOptions['onError'],
+  ) {}
+
+  /** Reports `error` and answers what can still be answered. */
+  fail(error: unknown, phase: NodeListenerErrorPhase): void {
+    let replacement: Response | undefined;
+    try {
+      replacement = this.onError?.(error, phase);
+    } catch {
+      replacement = undefined;
+    }
+    const outgoing = this.outgoing;
+    this.done = true; // no head is written for the failed response now
+    if (this.gone || outgoing.destroyed) return;
+    if (outgoing.headersSent) {
+      outgoing.destroy();
+      return;
+    }
+    if (replacement instanceof Response && phase !== 'response') {
+      void respond(this, replacement, true);
+      return;
+    }
+    const text = phase === 'request' ? 'Bad Request' : 'Internal Server Error';
+    outgoing.writeHead(phase === 'request' ? 400 : 500, { 'content-type': 'text/plain; charset=utf-8', 'content-length': text.length });
+    outgoing.end(text);
+  }
+}
+
+/** The `Request` of an incoming message. */
+function newRequest(incoming: IncomingMessage, hostname: string | undefined, exchange: Exchange): Request {
+  const method = incoming.method ?? 'GET';
+  const init: RequestInit & { duplex?: 'half' } = { method, signal: exchange.abort.signal };
+  if (method !== 'GET' && method !== 'HEAD') {
+    const body = new IncomingBody(incoming);
+    exchange.body = body;
+    init.body = new ReadableStream<Uint8Array>(body, { highWaterMark: 0 });
+    init.duplex = 'half';
+  }
+  const request = new Request(requestUrl(incoming, hostname), init);
+  // Into the request's own Headers, once: duplicates are appended, as a web Headers keeps them.
+  const headers = request.headers;
+  const raw = incoming.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
+  return request;
+}
+
+/** Host names and ports as they come, needing no URL parse to check. */
+const PLAIN_HOST = /^[A-Za-z0-9._-]+(?::\d{1,5})?$/;
+
+/** The absolute URL of the request: origin-form target on the Host header (or `hostname`), or an absolute-form target. */
+function requestUrl(incoming: IncomingMessage, hostname: string | undefined): string {
+  const target = incoming.url ?? '';
+  if (target.charCodeAt(0) !== 47 /* / */) {
+    if (target.startsWith('http://') || target.startsWith('https://')) {
+      checkPath(target);
+      return new URL(target).href;
+    }
+    throw new TypeError('The request target is not a path.');
+  }
+  checkPath(target);
+  const host = incoming.headers.host || hostname;
+  if (!host) throw new TypeError('The request has no Host header.');
+  if (!PLAIN_HOST.test(host)) {
+    // Anything else must be a host (and port) alone: `a/b` or `a@b` would change the URL's meaning.
+    const parsed = new URL(`http://${host}`);
+    const bare = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+    if (parsed.hostname !== bare.toLowerCase()) throw new TypeError('The Host header is not a host.');
+  }
+  return `${(incoming.socket as { encrypted?: boolean } | null)?.encrypted ? 'https' : 'http'}://${host}${target}`;
+}
+
+/** A backslash in the path would be read as a slash by the URL parser: refused, as @hono/node-server does. */
+function checkPath(target: string): void {
+  const backslash = target.indexOf('\\');
+  if (backslash === -1) return;
+  const query = target.indexOf('?');
+  if (query === -1 || backslash < query) throw new TypeError('The request path has a backslash.');
+}
+
+/**
+ * The request body as a pull source: each pull takes what the incoming message buffered, or waits
+ * for its next `readable`. Nothing is read before the first pull, and a handler that stops reading
+ * leaves the socket paused (Node stops reading it when the message's buffer is full).
+ */
+class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
+  controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** A pull is waiting for bytes. */
+  waiting = false;
+  listening = false;
+  /** Closed, errored or cancelled. */
+  settled = false;
+  /** Read from or cancelled: Node no longer drains the rest on its own. */
+  touched = false;
+
+  constructor(readonly incoming: IncomingMessage) {}
+
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.controller = controller;
+  }
+
+  pull(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.waiting = true;
+    if (!this.listening) {
+      const incoming = this.incoming as WithBody;
+      if (incoming.readableEnded || incoming.destroyed) {
+        // Gone (or read by someone else) before the handler read: nothing more will come.
+        this.settled = true;
+        if (incoming.readableEnded) controller.close();
+        else controller.error(incoming.errored ?? cutShort());
+        return;
+      }
+      this.listening = true;
+      this.touched = true;
+      incoming[kBody] = this;
+      incoming.on('readable', onBodyReadable);
+      incoming.on('end', onBodyEnd);
+      incoming.on('error', onBodyError);
+      incoming.on('close', onBodyClose);
+    }
+    this.take();
+  }
+
+  take(): void {
+    const chunk = this.incoming.read() as Buffer | null;
+    if (chunk === null) return;
+    this.waiting = false;
+    this.controller?.enqueue(chunk);
+  }
+
+  cancel(): void {
+    this.touched = true;
+    this.stop();
+  }
+
+  /** Ends the body with `error` for its reader (the client went away), unless it already ended. */
+  error(error: unknown): void {
+    if (this.settled) return;
+    this.stop();
+    this.controller?.error(error);
+  }
+
+  stop(): void {
+    this.settled = true;
+    this.waiting = false;
+    if (!this.listening) return;
+    const incoming = this.incoming;
+    incoming.off('readable', onBodyReadable);
+    incoming.off('end', onBodyEnd);
+    incoming.off('error', onBodyError);
+    incoming.off('close', onBodyClose);
+  }
+}
+
+function onBodyReadable(this: WithBody): void {
+  const body = this[kBody];
+  if (body?.waiting) body.take();
+}
+
+function onBodyEnd(this: WithBody): void {
+  const body = this[kBody];
+  if (!body || body.settled) return;
+  body.stop();
+  body.controller?.close();
+}
+
+function onBodyError(this: WithBody, error: Error): void {
+  this[kBody]?.error(error);
+}
+
+function onBodyClose(this: WithBody): void {
+  this[kBody]?.error(this.errored ?? cutShort());
+}
+
+function cutShort(): TypeError {
+  return new TypeError('The client closed the connection before the request body ended.');
+}
+
+/** Waits for the handler's response and writes it; never rejects. */
+async function respond(exchange: Exchange, result: Response | Promise<Response>, isErrorReply = false): Promise<void> {
+  let response: Response;
+  try {
+    response = await result;
+  } catch (error) {
+    exchange.fail(error, 'handler');
+    return;
+  }
+  try {
+    await send(exchange, response);
+  } catch (error) {
+    exchange.reader?.cancel(error).catch(ignore);
+    if (isErrorReply) {
+      if (!exchange.outgoing.headersSent && !exchange.outgoing.destroyed) exchange.fail(error, 'handler');
+      else exchange.outgoing.destroy();
+    } else exchange.fail(error, 'response');
+  }
+}
+
+/** Writes `response` to the exchange's outgoing message. */
+async function send(exchange: Exchange, response: Response): Promise<void> {
+  const outgoing = exchange.outgoing;
+  const status = response.status;
+  const headers = outgoingHeaders(response.headers);
+  const body = response.body;
+  if (exchange.gone || outgoing.destroyed) {
+    body?.cancel().catch(ignore);
+    return;
+  }
+  if (body === null) {
+    outgoing.writeHead(status, headers);
+    outgoing.end();
+    return;
+  }
+  exchange.status = status;
+  exchange.headers = headers;
+  const reader = body.getReader();
+  exchange.reader = reader;
+  // Everything the body gives before this tick ends is held: if it ends too, the reply has a
+  // Content-Length and goes out in one write; otherwise the head goes with the first chunk.
+  process.nextTick(writeHead, exchange);
+  for (;;) {
+    if (outgoing.writableNeedDrain) {
+      await drained(exchange);
+      if (exchange.gone) return;
+    }
+    const { done, value } = await reader.read();
+    if (exchange.gone) return;
+    if (done) break;
+    if (!exchange.headWritten) {
+      if (exchange.pending === undefined) exchange.pending = [value];
+      else exchange.pending.push(value);
+      exchange.pendingBytes += value.byteLength;
+      if (exchange.pendingBytes > MAX_PENDING_BYTES) writeHead(exchange);
+      continue;
+    }
+    write(exchange, value);
+  }
+  exchange.done = true;
+  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
+  if (exchange.headWritten) {
+    outgoing.end();
+    return;
+  }
+  exchange.headWritten = true;
+  exchange.sent = true;
+  const pending = exchange.pending;
+  if (headers['content-length'] === undefined) headers['content-length'] = exchange.pendingBytes;
+  outgoing.writeHead(status, headers);
+  if (pending === undefined) outgoing.end();
+  else outgoing.end(pending.length === 1 ? pending[0] : Buffer.concat(pending, exchange.pendingBytes));
+}
+
+/** Writes the head (once), with the chunks held so far; with none, the head alone goes out after {@link FLUSH_HEAD_MS}. */
+function writeHead(exchange: Exchange): void {
+  if (exchange.headWritten || exchange.done || exchange.gone) return;
+  const outgoing = exchange.outgoing;
+  if (outgoing.destroyed || outgoing.headersSent) return;
+  exchange.headWritten = true;
+  outgoing.writeHead(exchange.status, exchange.headers);
+  const pending = exchange.pending;
+  exchange.pending = undefined;
+  if (pending === undefined) {
+    exchange.flushTimer = setTimeout(flushHead, FLUSH_HEAD_MS, exchange);
+    return;
+  }
+  for (const chunk of pending) write(exchange, chunk);
+}
+
+function flushHead(exchange: Exchange): void {
+  exchange.flushTimer = undefined;
+  if (exchange.sent || exchange.done || exchange.gone || !exchange.outgoing.writable) return;
+  exchange.sent = true;
+  exchange.outgoing.flushHeaders();
+}
+
+/** Writes one chunk, corked until the end of the tick so the chunks ready together go out in one write. */
+function write(exchange: Exchange, chunk: Uint8Array): void {
+  const outgoing = exchange.outgoing;
+  if (!exchange.sent) {
+    exchange.sent = true;
+    if (exchange.flushTimer !== undefined) {
+      clearTimeout(exchange.flushTimer);
+      exchange.flushTimer = undefined;
+    }
+  }
+  if (outgoing.writableCorked === 0) {
+    outgoing.cork();
+    process.nextTick(uncork, outgoing);
+  }
+  outgoing.write(chunk);
+}
+
+function uncork(outgoing: ServerResponse): void {
+  if (outgoing.writableCorked > 0) outgoing.uncork();
+}
+
+/** Resolves on `drain`, or when the client goes away. */
+function drained(exchange: Exchange): Promise<void> {
+  return new Promise((resolve) => {
+    exchange.wake = resolve;
+    exchange.outgoing.once('drain', onOutgoingDrain);
+  });
+}
+
+function onOutgoingDrain(this: WithExchange): void {
+  const exchange = this[kExchange];
+  const wake = exchange?.wake;
+  if (exchange) exchange.wake = undefined;
+  wake?.();
+}
+
+/** The response closed: finished, or the client went away first (abort the signal, cancel the body). */
+function onOutgoingClose(this: WithExchange): void {
+  const exchange = this[kExchange];
+  if (!exchange) return;
+  this[kExchange] = undefined;
+  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
+  if (!this.writableFinished) {
+    exchange.gone = true;
+    exchange.abort.abort(); // a DOMException AbortError
+    exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
+    exchange.body?.error(exchange.incoming.errored ?? cutShort());
+    const wake = exchange.wake;
+    exchange.wake = undefined;
+    wake?.();
+    return;
+  }
+  const body = exchange.body;
+  if (body?.touched && !exchange.incoming.readableEnded) {
+    body.stop();
+    drainIncoming(exchange.incoming);
+  }
+}
+
+/**
+ * A request body read in part (or cancelled) when its response finished: Node drains only bodies
+ * nobody read, so the rest is read and dropped here for the next request on the connection, within
+ * bounds — past them the connection is cut.
+ */
+function drainIncoming(incoming: IncomingMessage): void {
+  let bytes = 0;
+  const cut = () => {
+    incoming.off('data', count);
+    incoming.socket?.destroy();
+  };
+  const count = (chunk: Buffer) => {
+    bytes += chunk.byteLength;
+    if (bytes > MAX_DRAIN_BYTES) cut();
+  };
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  incoming.on('data', count);
+  incoming.once('end', () => {
+    clearTimeout(timer);
+    incoming.off('data', count);
+  });
+  incoming.on('error', ignore);
+  incoming.resume();
+}
+
+/** Response headers as one object for `writeHead`; several Set-Cookie stay several. */
+function outgoingHeaders(headers: Headers): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of headers) {
+    if (name === 'set-cookie') {
+      const cookies = out['set-cookie'];
+      if (Array.isArray(cookies)) cookies.push(value);
+      else out['set-cookie'] = [value];
+    } else out[name] = value;
+  }
+  return out;
+}
+
+function ignore(): void {}
