@@ -24,7 +24,12 @@ console.log(
       'non-streamed': Number((cpu('bare proxy, non-streamed') / cpu('gateway, non-streamed')).toFixed(3)),
       streamed: Number((cpu('bare proxy, streamed') / cpu('gateway, streamed')).toFixed(3)),
     },
+    cpuTimesBare: {
+      'non-streamed': Number((cpu('gateway, non-streamed') / cpu('bare proxy, non-streamed')).toFixed(2)),
+      streamed: Number((cpu('gateway, streamed') / cpu('bare proxy, streamed')).toFixed(2)),
+    },
     ttfbP50: { bare: Number(ttfb.bare.p50.toFixed(2)), gateway: Number(ttfb.gateway.p50.toFixed(2)) },
+    ttfbOverBare: { p50: Number((ttfb.gateway.p50 - ttfb.bare.p50).toFixed(2)), p99: Number((ttfb.gateway.p99 - ttfb.bare.p99).toFixed(2)) },
     invalid: bad,
   }),
 );
