@@ -10,6 +10,7 @@ import {
   type Store,
   type UsageRow,
 } from '@tollgate/billing';
+import { type EventHook, emitEvent, keyRevokedEvent } from './events';
 
 /**
  * Why an admin action refused: an unknown account or key (`not_found`), a value it does not take
@@ -85,6 +86,12 @@ export const MAX_KEY_NAME = 100;
 /** Longest credit note. */
 export const MAX_NOTE = 500;
 
+/** Options of {@link createAdminActions}. */
+export interface AdminActionsOptions {
+  /** Told `key.revoked` when a live key is revoked (not on a repeat); never awaited, a throw is ignored. */
+  onEvent?: EventHook;
+}
+
 /**
  * The actions over a store.
  *
@@ -93,7 +100,7 @@ export const MAX_NOTE = 500;
  * const created = await actions.createKey(accountId, 'laptop');
  * if (created.ok) console.log(created.value.secret); // shown once
  */
-export function createAdminActions(store: Store): AdminActions {
+export function createAdminActions(store: Store, options: AdminActionsOptions = {}): AdminActions {
   const accountExists = async (accountId: string) => (await store.getAccount(accountId)) !== undefined;
   /** Runs `run` on a known account; a throw for an account that does not exist (any more) is `not_found` too. */
   const onAccount = async <T>(accountId: string, run: () => Promise<AdminResult<T>>): Promise<AdminResult<T>> => {
@@ -159,9 +166,14 @@ export function createAdminActions(store: Store): AdminActions {
       return key === undefined ? noKey(keyId) : { ok: true, value: key };
     },
     async revokeKey(keyId) {
+      const { onEvent } = options;
       return onKey(keyId, async () => {
+        // Live before, revoked now: `key.revoked` (two revokes racing may both report it, with one id).
+        const wasLive = onEvent !== undefined && (await store.getKey(keyId))?.revokedAt === undefined;
         await store.revokeKey(keyId);
-        return keyNow(keyId);
+        const key = await keyNow(keyId);
+        if (wasLive && key.revokedAt !== undefined) emitEvent(onEvent, keyRevokedEvent({ ...key, revokedAt: key.revokedAt }));
+        return key;
       });
     },
     async renameKey(keyId, name) {

@@ -1,6 +1,7 @@
 import { MAX_PAGE_LIMIT, type Store } from '@tollgate/billing';
 import { parseJsonStrict, readBody } from '@tollgate/validator';
 import { type AdminRefusal, type AdminResult, createAdminActions } from './admin-actions';
+import type { EventHook } from './events';
 import { accountJson, balanceJson, entryJson, keyJson, parseUsageQuery, usageJson } from './admin-wire';
 
 /** Options of {@link createAdminApi}. */
@@ -13,6 +14,8 @@ export interface AdminApiOptions {
   now?: () => number;
   /** Errors that became a 503 (a store down): for the operator's log. Never throws into the reply. */
   onError?: (error: unknown) => void;
+  /** Told `key.revoked` when a call revokes a live key (docs/events.md); never awaited. */
+  onEvent?: EventHook;
 }
 
 /** The admin API: a bound web-standard `fetch` handler. */
@@ -83,7 +86,7 @@ type Methods = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH', RouteSpec>>;
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   if (typeof options.token !== 'string' || options.token.length < 16) throw new Error('the admin token must be a string of at least 16 characters');
   const now = options.now ?? Date.now;
-  const actions = createAdminActions(options.store);
+  const actions = createAdminActions(options.store, options.onEvent ? { onEvent: options.onEvent } : {});
   const expected = digest(options.token);
 
   const page = (params: URLSearchParams): AdminResult<{ limit?: number; cursor?: string }> => {

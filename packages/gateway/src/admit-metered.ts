@@ -1,5 +1,6 @@
 import { GatewayError, type Plan, planAllows, type Refusal, type Result, requestId as newRequestId } from '@tollgate/core';
 import { type CreditHold, holdCredits } from './credit-hold';
+import { noteHold } from './events';
 import type { Principal } from './gateway-options';
 import type { StartedHeaders } from './reply';
 import type { MeteredContext, Runtime } from './runtime';
@@ -82,6 +83,8 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
     timers: runtime.timers,
     onSettleError: runtime.options.onSettleError,
   });
+  // A key budget's refusal (and the next hold that passes) for `key.budget_reached`; nothing without a hook.
+  noteHold(runtime.options, runtime.store, principal, requestId, hold.ok ? undefined : hold.error);
   if (!hold.ok) return { ok: false, error: replies.error('insufficient_balance') };
   context.log.requestId = requestId;
   return { ok: true, value: { model, prepared: prepared.value, hold: hold.value, started: { requestId, funding: principal.funding } } };

@@ -6,6 +6,7 @@ import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/val
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
 import { createCheckpoints } from './checkpoints';
+import { checkLowBalance, watchBalances } from './events';
 import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options';
 import { type AccountRead, handleBalance, handleUsage } from './handle-account-reads';
 import { handleChat } from './handle-chat';
@@ -92,6 +93,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     wholeCallMs: headersTimeoutMs + bodyTimeoutMs,
     reportError: () => {}, // replaced below, once the log plumbing exists
   };
+  checkLowBalance(options.lowBalanceMicros);
+  // Balance events: a read after each charged request, only when a hook is set.
+  const watchBalance =
+    options.onEvent && watchBalances({ store: options.store, onEvent: options.onEvent, lowBalanceMicros: options.lowBalanceMicros, now, timers });
   const limiter = createLimiter({
     store: options.limiter,
     now,
@@ -201,6 +206,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         record.code ??= errorCodeOf(response);
         options.log(record);
       }
+      watchBalance?.(log);
       finishOne();
     };
     // A stream counts as active (for idle() and the log) until its settlement is written.

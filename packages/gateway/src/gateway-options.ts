@@ -2,6 +2,7 @@ import type { Account, Funding, ModelConfig, Timers } from '@tollgate/core';
 import type { Store } from '@tollgate/billing';
 import type { LimiterStore } from '@tollgate/limiter';
 import type { PageFetcher, Provider } from '@tollgate/providers';
+import type { EventHook } from './events';
 
 /** A principal the embedding app admits: its own signed-in user acting for an account. */
 export interface AppPrincipal {
@@ -148,6 +149,23 @@ export interface GatewayOptions {
    * onError: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
    */
   onError?: (error: unknown, context: ErrorContext) => void;
+  /**
+   * Receives events for the operator's own systems (docs/events.md): `balance.low` and
+   * `balance.negative` when a request's charge took its account's balance below `lowBalanceMicros`
+   * or below zero, `key.budget_reached` when a key's budget refused a request. Called off the reply
+   * path (the balance is read after the reply or stream ended, and only when this hook is set),
+   * never awaited; a hook that throws is ignored. Best effort, at least once per crossing at best:
+   * dedupe on the event's `id`. The admin actions emit `key.revoked` through their own `onEvent`.
+   *
+   * @example
+   * onEvent: (event) => queue.push(event), // deliver elsewhere; never block here
+   */
+  onEvent?: EventHook;
+  /**
+   * The low-balance threshold of `balance.low`, micro-dollars (a positive whole number); unset, no
+   * `balance.low` is emitted (`balance.negative` still is).
+   */
+  lowBalanceMicros?: number;
 }
 
 /** Who is calling: a key of an account, or the app's signed-in user. */

@@ -4,4 +4,13 @@ export type { AppPrincipal, GatewayOptions, Principal, RequestLog } from './gate
 export { ADMIN_BASE_PATH, createAdminApi } from './admin-api';
 export type { AdminApi, AdminApiOptions } from './admin-api';
 export { createAdminActions, isIdempotencyKey } from './admin-actions';
-export type { AdminActions, AdminCreatedKey, AdminCredit, AdminRefusal, AdminResult, AdminUsageQuery } from './admin-actions';
+export type { AdminActions, AdminActionsOptions, AdminCreatedKey, AdminCredit, AdminRefusal, AdminResult, AdminUsageQuery } from './admin-actions';
+export type {
+  BalanceLowEvent,
+  BalanceNegativeEvent,
+  EventHook,
+  GatewayEvent,
+  GatewayEventType,
+  KeyBudgetReachedEvent,
+  KeyRevokedEvent,
+} from './events';
