@@ -12,7 +12,7 @@ import { CHAT_PRICE, chatBody, setup, type TestGateway, UPSTREAM_KEY } from '../
 import { charges, expectBooksBalanced, expectLedgerAddsUp, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
 import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
-import { CHECKPOINT_INTERVAL_MS, createCheckpoints } from './checkpoints';
+import { CHECKPOINT_INTERVAL_MS, createCheckpoints, renewalIntervalMs } from './checkpoints';
 
 const WORDS = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
 /** 'Hello there' estimated: ceil(11 / 4) = 3 tokens + 4 for the message. */
@@ -40,7 +40,7 @@ function recordingStore(clock: { now: () => number }) {
 }
 
 describe('createCheckpoints', () => {
-  it('writes every touched hold whose cost rose in one call a tick, and arms a timer only while something is to write', async () => {
+  it('writes every touched hold whose cost rose in one call a tick, and arms a tick only while something is to write', async () => {
     const clock = manualClock();
     const time = manualTimers(clock);
     const { store, calls } = recordingStore(clock);
@@ -48,12 +48,13 @@ describe('createCheckpoints', () => {
     const costs = { a: 0, b: 0 };
     const a = checkpoints.track('hold_a', () => costs.a);
     const b = checkpoints.track('hold_b', () => costs.b);
-    expect(time.pending).toBe(0);
+    // The renewal timer only (one for every hold): nothing to checkpoint yet.
+    expect(time.pending).toBe(1);
     costs.a = 10;
     a.touch();
     costs.b = 4;
     b.touch();
-    expect(time.pending).toBe(1);
+    expect(time.pending).toBe(2);
     await time.advance(CHECKPOINT_INTERVAL_MS - 1);
     expect(calls).toEqual([]);
     await time.advance(1);
@@ -63,7 +64,7 @@ describe('createCheckpoints', () => {
         { holdId: 'hold_b', micros: 4, ttlMs: 60_000 },
       ],
     ]);
-    expect(time.pending).toBe(0);
+    expect(time.pending).toBe(1);
     // Many chunks within a tick are one write; a hold touched without a higher cost is not written.
     for (const micros of [11, 12, 13]) {
       costs.a = micros;
@@ -74,16 +75,20 @@ describe('createCheckpoints', () => {
     expect(calls.at(-1)).toEqual([{ holdId: 'hold_a', micros: 13, ttlMs: 60_000 }]);
     await time.advance(5 * CHECKPOINT_INTERVAL_MS);
     expect(calls).toHaveLength(2);
-    // A stopped hold is not written, and stopping the last touched one clears the timer.
+    // A stopped hold is not written: the tick it armed finds nothing to write.
     costs.a = 20;
     a.touch();
     a.stop();
     a.touch();
-    expect(time.pending).toBe(0);
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    expect(time.pending).toBe(1);
     costs.b = 6;
     b.touch();
     await time.advance(CHECKPOINT_INTERVAL_MS);
     expect(calls.at(-1)).toEqual([{ holdId: 'hold_b', micros: 6, ttlMs: 60_000 }]);
+    // Stopping the last hold clears every timer.
+    b.touch();
     b.stop();
     expect(time.pending).toBe(0);
   });
@@ -92,7 +97,8 @@ describe('createCheckpoints', () => {
     const clock = manualClock();
     const time = manualTimers(clock);
     const { store, calls, control } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 1_000, intervalMs: 500 });
+    // A long TTL: no renewal falls within this test (renewals are tested below).
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000, intervalMs: 500 });
     let cost = 7;
     const x = checkpoints.track('hold_x', () => cost);
     x.touch();
@@ -100,7 +106,7 @@ describe('createCheckpoints', () => {
     await time.advance(500);
     control.fail = false;
     await time.advance(500);
-    expect(calls).toEqual([[{ holdId: 'hold_x', micros: 7, ttlMs: 1_000 }], [{ holdId: 'hold_x', micros: 7, ttlMs: 1_000 }]]);
+    expect(calls).toEqual([[{ holdId: 'hold_x', micros: 7, ttlMs: 60_000 }], [{ holdId: 'hold_x', micros: 7, ttlMs: 60_000 }]]);
     let open = () => {};
     control.gate = new Promise<void>((resolve) => {
       open = resolve;
@@ -116,8 +122,120 @@ describe('createCheckpoints', () => {
     open();
     await flush();
     await time.advance(500);
-    expect(calls.at(-1)).toEqual([{ holdId: 'hold_x', micros: 9, ttlMs: 1_000 }]);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_x', micros: 9, ttlMs: 60_000 }]);
     x.stop();
+    expect(time.pending).toBe(0);
+  });
+
+  it('renews every live hold in one call every third of the TTL, with what it recorded (0 when nothing was delivered), until it stops', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 6_000 });
+    expect(renewalIntervalMs(6_000)).toBe(2_000);
+    expect(renewalIntervalMs(2)).toBe(1);
+    // No timer while nothing is tracked.
+    expect(time.pending).toBe(0);
+    let streamed = 0;
+    const whole = ['hold_1', 'hold_2', 'hold_3'].map((holdId) => checkpoints.track(holdId));
+    const stream = checkpoints.track('hold_s', () => streamed);
+    expect(time.pending).toBe(1);
+    await time.advance(1_999);
+    expect(calls).toEqual([]);
+    await time.advance(1); // t = 2 s
+    const renewal = (micros: number) => [
+      { holdId: 'hold_1', micros: 0, ttlMs: 6_000 },
+      { holdId: 'hold_2', micros: 0, ttlMs: 6_000 },
+      { holdId: 'hold_3', micros: 0, ttlMs: 6_000 },
+      { holdId: 'hold_s', micros, ttlMs: 6_000 },
+    ];
+    expect(calls).toEqual([renewal(0)]);
+    // A stream's checkpoint (a tick later) renews it too; the next renewal writes the amount recorded.
+    streamed = 40;
+    stream.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS); // t = 3 s
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_s', micros: 40, ttlMs: 6_000 }]);
+    await time.advance(1_000); // t = 4 s
+    expect(calls).toEqual([renewal(0), [{ holdId: 'hold_s', micros: 40, ttlMs: 6_000 }], renewal(40)]);
+    // A stream touched before a renewal whose checkpoint tick is not due yet: written by the
+    // renewal, in the same one call, and the tick then finds nothing left to write.
+    await time.advance(1_500); // t = 5.5 s
+    streamed = 55;
+    stream.touch();
+    await time.advance(500); // t = 6 s
+    expect(calls.at(-1)).toEqual(renewal(55));
+    await time.advance(500);
+    expect(calls).toHaveLength(4);
+    // A stopped hold is renewed no more; the others go on, every interval, one call each.
+    whole[1]?.stop();
+    await time.advance(4_000);
+    expect(calls).toHaveLength(6);
+    for (const call of calls.slice(4)) expect(call.map((entry) => entry.holdId)).toEqual(['hold_1', 'hold_3', 'hold_s']);
+    for (const tracked of [whole[0], whole[2], stream]) tracked?.stop();
+    expect(time.pending).toBe(0);
+    await time.advance(10_000);
+    expect(calls).toHaveLength(6);
+  });
+
+  it('keeps one entry and one handle for a hold tracked again: the new cost is checkpointed, the recorded amount kept', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 3_000 });
+    const kept = checkpoints.track('hold_k');
+    expect(checkpoints.track('hold_k', () => 12)).toBe(kept);
+    kept.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toEqual([[{ holdId: 'hold_k', micros: 12, ttlMs: 3_000 }]]);
+    // Tracked again without a cost: the cost stays.
+    expect(checkpoints.track('hold_k')).toBe(kept);
+    await time.advance(1_000);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 12, ttlMs: 3_000 }]);
+    kept.stop();
+    expect(time.pending).toBe(0);
+    // Stopped, then tracked anew: a new entry, renewed again.
+    const again = checkpoints.track('hold_k');
+    expect(again).not.toBe(kept);
+    kept.stop(); // the old handle stops nothing of the new entry
+    await time.advance(1_000);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 0, ttlMs: 3_000 }]);
+    again.stop();
+    expect(time.pending).toBe(0);
+  });
+
+  it('writes a failed renewal again at the next tick, and one that met a slow write once that write is done', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls, control } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 30_000, intervalMs: 1_000 });
+    const held = checkpoints.track('hold_r');
+    control.fail = true;
+    await time.advance(10_000);
+    expect(calls).toEqual([[{ holdId: 'hold_r', micros: 0, ttlMs: 30_000 }]]);
+    control.fail = false;
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    // A renewal that falls during a write still in progress waits for it, then goes out.
+    let open = () => {};
+    control.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const streamed = checkpoints.track('hold_q', () => 3);
+    streamed.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(3);
+    await time.advance(10_000 - 2 * CHECKPOINT_INTERVAL_MS);
+    expect(calls).toHaveLength(3);
+    control.gate = undefined;
+    open();
+    await flush();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([
+      { holdId: 'hold_r', micros: 0, ttlMs: 30_000 },
+      { holdId: 'hold_q', micros: 3, ttlMs: 30_000 },
+    ]);
+    held.stop();
+    streamed.stop();
     expect(time.pending).toBe(0);
   });
 

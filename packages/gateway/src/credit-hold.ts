@@ -16,11 +16,14 @@ export interface CreditHold {
   /** Closes the hold without a charge (if it was not settled). */
   release(): Promise<void>;
   /**
-   * Checkpoints what the request's stream delivered until the hold is settled or released, so a
-   * crash still charges it (docs/architecture.md, Billing). Returns the `touch` to call when the
-   * stream sent more: `deliveredMicros()` is then read at the next tick, capped at the hold.
+   * Keeps the hold alive until it is settled or released: renewed every third of its TTL, so a
+   * request of any length keeps it while only a dead instance's holds expire (docs/architecture.md,
+   * Billing). Every metered request calls it once admitted, without `deliveredMicros`; a stream
+   * calls it again with `deliveredMicros` to checkpoint what it delivered, so a crash still charges
+   * it. Returns the `touch` to call when the stream sent more: `deliveredMicros()` is then read at
+   * the next tick, capped at the hold.
    */
-  track(checkpoints: Checkpoints, deliveredMicros: () => number): () => void;
+  track(checkpoints: Checkpoints, deliveredMicros?: () => number): () => void;
 }
 
 /** The tokens a charge billed, as the ledger records them. */
@@ -117,9 +120,10 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       await store.release(holdId).catch(() => {});
     },
     track(checkpoints, deliveredMicros) {
-      untrack();
       if (closed) return () => {};
-      const current = checkpoints.track(holdId, () => Math.min(held, deliveredMicros()));
+      const current = checkpoints.track(holdId, deliveredMicros === undefined ? undefined : () => Math.min(held, deliveredMicros()));
+      // The same checkpoints hand back the same handle (the hold stays tracked, its cost replaced).
+      if (tracked !== current) untrack();
       tracked = current;
       return () => current.touch();
     },

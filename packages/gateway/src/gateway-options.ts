@@ -99,7 +99,13 @@ export interface GatewayOptions {
   maxInFlight?: number;
   /** A limiter store failure refuses (`closed`, default: 503 service_unavailable) or admits (`open`). */
   onLimiterError?: 'closed' | 'open';
-  /** How long holds and in-flight leases live if their instance dies (default 15 minutes). */
+  /**
+   * How long a dead instance's credit holds and in-flight leases linger (default 15 minutes). Not a
+   * limit on a request's length: while the instance lives it renews every hold and lease of its
+   * requests every third of this, however long they run (a store without `checkpoint` gets no hold
+   * renewals: its holds expire this long after they were taken). Shorter frees a crashed instance's
+   * credit sooner, at one more batched store write per third of it.
+   */
   holdTtlMs?: number;
   /** A stream with no upstream event for this long fails with an error event (default 5 minutes). */
   streamIdleTimeoutMs?: number;

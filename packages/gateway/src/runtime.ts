@@ -22,7 +22,7 @@ export interface Runtime {
   idleTimeoutMs: number;
   /** How long a stream's client may take none of the bytes waiting for it before the stream is cut. */
   clientStallTimeoutMs: number;
-  /** Streams' delivered cost, written to their holds once a tick (crash checkpoints). */
+  /** Every live hold, renewed every third of `holdTtlMs` until settled or released; streams' delivered cost written once a tick (crash checkpoints). */
   checkpoints: Checkpoints;
   /** How long an upstream may take to answer (headers; on a stream, its first event). */
   headersTimeoutMs: number;
