@@ -2,14 +2,18 @@
  * Deadlines and aborts against an upstream that takes the request and never answers (the fakes'
  * `hang` fault; one test on a real TCP socket): the client gets the spec's error within the
  * deadline, a stream gets its 200 and keepalives meanwhile, and a client that leaves frees its
- * in-flight slot and its hold at once. Manual time, so nothing waits for real.
+ * in-flight slot and its hold at once. Every endpoint family (chat, Responses, images, search,
+ * fetch) ends at the documented default deadline (5 min headers + 5 min body) on the gateway's own
+ * timers, its hold renewed until then; so do Responses over a native upstream, a streamed
+ * Responses request and a tee model's whole reply (each deadline apart). Manual time, so nothing
+ * waits for real.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { errorRecord } from '@tollgate/core';
-import { openaiCompatible, type Provider, searxng } from '@tollgate/providers';
+import { openaiCompatible, type PageFetcher, type Provider, searxng } from '@tollgate/providers';
 import { fakeSearxng } from '@tollgate/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatBody, type SetupOptions, setup, type TestGateway, UPSTREAM_KEY } from '../test/test-harness';
+import { CHAT_PRICE, chatBody, type SetupOptions, setup, type TestGateway, testModels, UPSTREAM_KEY } from '../test/test-harness';
 import { expectNothingLeft, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
 import { flush, type ManualTimers, manualClock, manualTimers } from '../test/test-timers';
@@ -233,4 +237,137 @@ describe('on a real socket that accepts and never answers', () => {
     expect(await t.inFlight()).toBe(0);
     expect(await t.balance()).toEqual({ balance: START, held: 0, available: START });
   });
+});
+
+describe('every endpoint family at the documented defaults (5 min headers + 5 min body), on the gateway’s own timers', () => {
+  /** The default whole-call deadline of a non-streamed upstream call (docs/architecture.md, Deadlines). */
+  const WHOLE_CALL = 10 * 60_000;
+  const DEFAULTS = { upstreamHeadersTimeoutMs: undefined, upstreamBodyTimeoutMs: undefined, keepaliveMs: undefined, holdTtlMs: 60_000 };
+  const signals: AbortSignal[] = [];
+  const pageFetcher: PageFetcher = {
+    fetch: (_request, options) => {
+      if (options?.signal) signals.push(options.signal);
+      return new Promise(() => {}); // never answers; only its signal tells it to stop
+    },
+  };
+  const cases: { name: string; path: string; body: Record<string, unknown>; message?: string }[] = [
+    { name: 'chat', path: '/v1/chat/completions', body: chatBody() },
+    { name: 'responses', path: '/v1/responses', body: { model: 'fast', input: 'Hello there' } },
+    { name: 'images', path: '/v1/images/generations', body: { model: 'painter', prompt: 'a lighthouse' } },
+    { name: 'search', path: '/v1/search', body: { query: 'tollgate' } },
+    { name: 'fetch', path: '/v1/fetch', body: { url: 'https://example.com/' }, message: 'The page could not be fetched.' },
+  ];
+  for (const { name, path, body, message } of cases) {
+    it(`${name}: 502 upstream_error at 10 minutes and not a moment before, the hold kept meanwhile and then released, nothing charged`, async () => {
+      signals.length = 0;
+      const searx = fakeSearxng({ faults: () => ({ kind: 'hang' }) });
+      const h = await hanging({
+        ...DEFAULTS,
+        plan: 'pro',
+        models: [...testModels(), { id: 'web', type: 'search', provider: 'web', micros_per_call: 1_000 }],
+        search: searx.fetch,
+        pageFetcher,
+        fetchMicrosPerCall: 700,
+      });
+      const pending = h.post(path, body);
+      await expect.poll(() => h.fake.hanging + searx.hanging + signals.length, { timeout: 5_000 }).toBe(1);
+      await flush();
+      const held = (await h.balance()).held;
+      expect(held).toBeGreaterThan(0);
+      // Ten hold TTLs pass: the hold is renewed all along (a sweep takes nothing of it).
+      for (let step = 0; step < 10; step++) {
+        const minute = WHOLE_CALL / 10 - (step === 9 ? 1 : 0);
+        expect(await within(h.time, pending, minute, minute)).toBe(false);
+        expect(await h.store.releaseExpired()).toBe(0);
+        expect((await h.balance()).held).toBe(held);
+      }
+      expect(await within(h.time, pending, 1, 1)).toBe(true);
+      const response = await pending;
+      expect(response.status).toBe(502);
+      expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(await response.json()).toEqual(errorRecord('upstream_error', message));
+      expect(h.fake.hanging + searx.hanging).toBe(0);
+      expect(signals.every((signal) => signal.aborted)).toBe(true);
+      expect(await h.balance()).toEqual({ balance: START, held: 0, available: START });
+      expect((await h.store.entries(h.accountId)).filter((entry) => entry.kind === 'charge')).toEqual([]);
+      expect(h.logs.at(-1)).toMatchObject({ status: 502, code: 'upstream_error', costMicros: 0 });
+    });
+  }
+});
+
+describe('the paths the families above do not take', () => {
+  it('Responses over a native Responses upstream, non-streamed: 502 upstream_error at the whole-call deadline, nothing charged', async () => {
+    let harness: TestGateway | undefined;
+    const native = openaiCompatible({
+      baseURL: 'http://upstream.test/v1',
+      apiKey: UPSTREAM_KEY,
+      responsesApi: true,
+      fetch: (input, init) => harness!.fake.fetch(input, init),
+    });
+    const h = await hanging({ providers: { local: native } });
+    harness = h;
+    const pending = h.post('/v1/responses', { model: 'fast', input: 'Hello there' });
+    await h.reached(1);
+    expect(h.fake.requests[0]?.url).toMatch(/\/responses$/);
+    expect(await within(h.time, pending, 29_500)).toBe(false);
+    expect(await within(h.time, pending, 500)).toBe(true);
+    const response = await pending;
+    expect(response.status).toBe(502);
+    expect(await response.json()).toEqual(errorRecord('upstream_error'));
+    expect(await h.balance()).toEqual({ balance: START, held: 0, available: START });
+  });
+
+  it('Responses, streamed: the 200, keepalives, then the upstream_error event at the headers deadline, nothing charged', async () => {
+    const h = await hanging();
+    const pending = h.post('/v1/responses', { model: 'fast', input: 'Hello there', stream: true });
+    await h.reached(1);
+    expect(await within(h.time, pending, 1_000, 250)).toBe(true);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    const text = response.text();
+    expect(await within(h.time, text, 8_750, 250)).toBe(false);
+    expect(await within(h.time, text, 1_000, 250)).toBe(true);
+    const wire = await text;
+    expect(wire).toContain(': keepalive');
+    expect(wire).toContain('upstream_error');
+    await settled(h);
+    expect(await h.balance()).toEqual({ balance: START, held: 0, available: START });
+    expect(h.logs.at(-1)).toMatchObject({ status: 200, code: 'upstream_error', costMicros: 0 });
+  });
+
+  for (const { name, fault, ms } of [
+    { name: 'no headers', fault: { kind: 'hang' } as const, ms: DEADLINES.upstreamHeadersTimeoutMs },
+    { name: 'headers, then no body', fault: { kind: 'stall', afterChunks: 0 } as const, ms: DEADLINES.upstreamBodyTimeoutMs },
+  ]) {
+    it(`a tee model's whole reply, ${name}: 502 upstream_error at that deadline, nothing charged`, async () => {
+      let harness: TestGateway | undefined;
+      const enclave = openaiCompatible({
+        baseURL: 'http://upstream.test/v1',
+        apiKey: UPSTREAM_KEY,
+        fetch: (input, init) => harness!.fake.fetch(input, init),
+        attest: async () => undefined,
+      });
+      const vault = {
+        id: 'vault',
+        type: 'chat',
+        tier: 'tee',
+        provider: 'enclave',
+        upstream: 'gpt-4o-mini',
+        max_output_tokens: 1_000,
+        price: CHAT_PRICE,
+      } as const;
+      const h = await hanging({ providers: { enclave }, models: [vault], fakeOptions: { faults: () => fault } });
+      harness = h;
+      const pending = h.post('/v1/chat/completions', chatBody({ model: 'vault' }));
+      await h.reached(1);
+      // A body that never comes: its deadline counts from the headers, which came at once.
+      expect(await within(h.time, pending, ms - 500)).toBe(false);
+      expect(await within(h.time, pending, 500)).toBe(true);
+      const response = await pending;
+      expect(response.status).toBe(502);
+      expect(await response.json()).toEqual(errorRecord('upstream_error'));
+      expect(await h.balance()).toEqual({ balance: START, held: 0, available: START });
+      expect(h.fake.open).toBe(0);
+    });
+  }
 });

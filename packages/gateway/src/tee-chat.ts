@@ -41,11 +41,14 @@ export async function teeChat(
     if (!result.ok) return failed(runtime, context, hold, started, result.error);
     context.log.provider = result.route.name;
     const raw = result.value;
-    let bytes: ArrayBuffer;
+    let bytes: Uint8Array<ArrayBuffer>;
+    // Read through a reader of our own, so that past the deadline cancelling it closes the
+    // upstream's reply (a body locked by another reader could not be cancelled, and stayed open).
+    const reader = raw.body.getReader();
     try {
-      const read = await withinDeadline(new Response(raw.body).arrayBuffer(), runtime.bodyTimeoutMs, { timers: runtime.timers });
+      const read = await withinDeadline(readAll(reader), runtime.bodyTimeoutMs, { timers: runtime.timers });
       if (!read.ok) {
-        await raw.body.cancel().catch(() => undefined);
+        await reader.cancel().catch(() => undefined);
         return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
       }
       bytes = read.value;
@@ -117,6 +120,25 @@ export async function teeChat(
   });
   const headers = runtime.replies.headers(started, raw.contentType, { 'cache-control': 'no-cache', ...extra });
   return { response: new Response(body, { status: raw.status, headers }), finished };
+}
+
+/** A whole body's bytes, read to its end through `reader`. */
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    length += value.byteLength;
+  }
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }
 
 /** The text passed on so far; a provider without `delivered` is charged the prompt only when it reports no usage. */
