@@ -41,6 +41,10 @@ export interface ServerConfig {
   clientStallTimeoutMs?: number;
   /** The admin API's bearer token (at least 16 characters); unset, the admin port serves no admin routes. */
   adminToken?: string;
+  /** Signed webhooks of the gateway's events (docs/events.md): on when both are set, from the environment only. */
+  webhook?: { url: string; secret: string };
+  /** The `balance.low` threshold, micro-dollars (`TOLLGATE_LOW_BALANCE_MICROS`); unset, no `balance.low`. */
+  lowBalanceMicros?: number;
 }
 
 /** A configuration error: the message says which setting and why. */
@@ -70,6 +74,7 @@ const FILE_KEYS = new Set([
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
+  'lowBalanceMicros',
   ...Object.keys(DEADLINES),
 ]);
 
@@ -134,7 +139,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     if (adminToken.length < 16 || /\s/.test(adminToken)) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters without spaces');
     config.adminToken = adminToken;
   }
+  const webhook = webhookConfig(env);
+  if (webhook) config.webhook = webhook;
+  const lowBalance = pick('TOLLGATE_LOW_BALANCE_MICROS', 'lowBalanceMicros');
+  if (lowBalance !== undefined) config.lowBalanceMicros = integer(lowBalance, 'TOLLGATE_LOW_BALANCE_MICROS', 0, 1, Number.MAX_SAFE_INTEGER);
   return config;
+}
+
+/**
+ * `TOLLGATE_WEBHOOK_URL` and `TOLLGATE_WEBHOOK_SECRET`, both or neither, from the environment only
+ * (the secret signs, and the URL may carry a token): an http(s) URL, and a secret of at least 16
+ * characters without spaces. Neither is ever echoed in an error.
+ */
+function webhookConfig(env: NodeJS.ProcessEnv): { url: string; secret: string } | undefined {
+  const url = string(env.TOLLGATE_WEBHOOK_URL, 'TOLLGATE_WEBHOOK_URL');
+  const secret = string(env.TOLLGATE_WEBHOOK_SECRET, 'TOLLGATE_WEBHOOK_SECRET');
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined) throw new ConfigError('TOLLGATE_WEBHOOK_SECRET is set without TOLLGATE_WEBHOOK_URL: set both, or neither');
+  if (secret === undefined) throw new ConfigError('TOLLGATE_WEBHOOK_URL is set without TOLLGATE_WEBHOOK_SECRET: set both, or neither');
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError('TOLLGATE_WEBHOOK_URL must be an http:// or https:// URL');
+  if (secret.length < 16 || /\s/.test(secret)) throw new ConfigError('TOLLGATE_WEBHOOK_SECRET must be at least 16 characters without spaces');
+  return { url, secret };
 }
 
 /** The server's build version. */

@@ -12,6 +12,7 @@ import { answerBelowGateway } from './client-error';
 import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
+import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks';
 import { nodeHashKey, nodeResolver, nodeTransport } from '@tollgate/node';
 
 /** A running reference server. */
@@ -23,6 +24,8 @@ export interface RunningServer {
   store: Store;
   /** The demo key, when this start created the demo account. */
   demoKey: string | undefined;
+  /** The webhook sender, when `TOLLGATE_WEBHOOK_URL` and `TOLLGATE_WEBHOOK_SECRET` are set. */
+  webhooks: Webhooks | undefined;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), settles, closes. */
   close(): Promise<void>;
 }
@@ -33,6 +36,8 @@ export interface StartOptions {
   log?: (line: Record<string, unknown>) => void;
   /** Create the demo account on first start (default true). */
   demo?: boolean;
+  /** Webhook delivery settings (retries, timeouts) for tests; the URL and secret come from the configuration. */
+  webhooks?: Partial<Omit<WebhookOptions, 'url' | 'secret' | 'log'>>;
 }
 
 /**
@@ -64,6 +69,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       }, sweepMs).unref()
     : undefined;
   const metrics = createMetrics();
+  // Events for the operator's systems (docs/events.md): signed webhooks, queued off the request path.
+  const webhooks = config.webhook ? createWebhooks({ ...config.webhook, log, userAgent: config.version, ...options.webhooks }) : undefined;
+  if (!webhooks && config.lowBalanceMicros !== undefined)
+    log({ level: 'warn', msg: 'TOLLGATE_LOW_BALANCE_MICROS is set without webhooks: no events are sent' });
+  const events = webhooks ? { onEvent: webhooks.send, ...(config.lowBalanceMicros !== undefined ? { lowBalanceMicros: config.lowBalanceMicros } : {}) } : {};
   const gateway = configured(() =>
     createGateway({
       version: config.version,
@@ -74,6 +84,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       characters: catalogue.characters,
       pageFetcher: createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport() }),
       hashKey: nodeHashKey,
+      ...events,
       fetchMicrosPerCall: config.fetchMicrosPerCall,
       onLimiterError: config.onLimiterError,
       ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
@@ -119,12 +130,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   if (config.adminPort !== 0) {
     const app = new Hono();
     app.get('/health', (c) => c.json({ status: 'ok', version: config.version, active: gateway.active, simulator: catalogue.simulator }));
-    app.get('/metrics', (c) => c.text(metrics.render(gateway.active), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+    app.get('/metrics', (c) =>
+      c.text(metrics.render(gateway.active) + (webhooks?.renderMetrics() ?? ''), 200, { 'content-type': 'text/plain; version=0.0.4' }),
+    );
     if (config.adminToken !== undefined) {
       // The operator's API (docs/admin-api.md), only with a token: without one, /admin/* is a 404.
       const adminApi = createAdminApi({
         store,
         token: config.adminToken,
+        ...(webhooks ? { onEvent: webhooks.send } : {}),
         onError: (error) => log({ level: 'error', msg: 'admin request failed', error: error instanceof Error ? error.message : String(error) }),
       });
       app.all('/admin/*', async (c) => {
@@ -148,6 +162,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     simulator: catalogue.simulator,
     store: config.databaseUrl ? 'postgres' : 'sqlite',
     limiter: config.redisUrl ? 'redis' : 'memory',
+    webhooks: config.webhook ? new URL(config.webhook.url).origin : undefined,
   });
 
   let closing: Promise<void> | undefined;
@@ -167,13 +182,18 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       server.closeAllConnections();
       admin?.closeAllConnections();
       await Promise.all(closed);
+      if (webhooks) {
+        // Events of the last requests (their balance reads run a tick after them) get one last attempt.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await webhooks.close();
+      }
       await limiter.close?.();
       await store.close?.();
       log({ level: 'info', msg: 'stopped' });
     })();
     return closing;
   };
-  return { url, port, adminUrl, gateway, store, demoKey, close };
+  return { url, port, adminUrl, gateway, store, demoKey, webhooks, close };
 }
 
 /** The host part of a URL: an IPv6 address in brackets. */
