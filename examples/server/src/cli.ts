@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { isAccountState, isPlan, MICROS_PER_CREDIT } from '@tollgate/core';
 import type { KeyInfo, Store } from '@tollgate/billing';
-import { type AdminResult, createAdminActions } from '@tollgate/gateway';
+import { type AdminResult, createAdminActions, type GatewayEvent } from '@tollgate/gateway';
 import { ConfigError, loadConfig } from './config';
 import { openStore } from './open-backends';
 import { startServer } from './start-server';
+import { createWebhooks } from './webhooks';
 
 const USAGE = `Usage: tollgate <command> [options]
 
@@ -48,9 +49,16 @@ export async function main(argv: string[], out: (text: string) => void = (text) 
     const config = loadConfig();
     if (command === 'serve') return await serveCommand(config);
     const store = openStore(config);
+    // With webhooks configured, a revoke sends key.revoked as the server would (docs/events.md):
+    // the CLI waits up to 10 s for its delivery (with retries) before it exits; failures go to stderr.
+    const webhooks = config.webhook && createWebhooks({ ...config.webhook, maxAttempts: 4, log: (line) => process.stderr.write(`${JSON.stringify(line)}\n`) });
     try {
-      await runAdmin(store, command, sub, positional.slice(2), flags, out);
+      await runAdmin(store, command, sub, positional.slice(2), flags, out, webhooks?.send);
     } finally {
+      if (webhooks) {
+        for (const end = Date.now() + 10_000; webhooks.pending > 0 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+        await webhooks.close(0);
+      }
       await store.close();
     }
     return 0;
@@ -83,8 +91,16 @@ async function serveCommand(config: ReturnType<typeof loadConfig>): Promise<numb
   return await new Promise<number>(() => {});
 }
 
-async function runAdmin(store: Store, command: string, sub: string | undefined, args: string[], flags: Flags, out: (text: string) => void): Promise<void> {
-  const actions = createAdminActions(store);
+async function runAdmin(
+  store: Store,
+  command: string,
+  sub: string | undefined,
+  args: string[],
+  flags: Flags,
+  out: (text: string) => void,
+  onEvent?: (event: GatewayEvent) => void,
+): Promise<void> {
+  const actions = createAdminActions(store, onEvent ? { onEvent } : {});
   const json = flags.json === true;
   const need = (name: string): string => {
     const value = flags[name];

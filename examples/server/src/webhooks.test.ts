@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { GatewayEvent } from '@tollgate/gateway';
 import { freePort } from '@tollgate/testing/server';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { main } from './cli';
 import { loadConfig } from './config';
 import { startServer, type RunningServer } from './start-server';
 import { createWebhooks, signWebhook, verifyWebhook, type Webhooks } from './webhooks';
@@ -281,6 +282,33 @@ describe('the reference server with webhooks', () => {
     expect(metrics).toContain('tollgate_webhook_attempts_failed_total 1');
     expect(JSON.stringify(logs)).not.toContain(SECRET);
     expect(JSON.stringify(logs)).not.toContain('do-not-log');
+  });
+
+  it('the CLI revoking a key sends key.revoked before it exits, once', async () => {
+    const target = await receiver();
+    const env = { TOLLGATE_DATA_DIR: dataDir(), TOLLGATE_WEBHOOK_URL: target.url, TOLLGATE_WEBHOOK_SECRET: SECRET };
+    const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, env);
+    try {
+      const run = async (...args: string[]) => {
+        let stdout = '';
+        expect(await main([...args, '--json'], (text) => (stdout += text))).toBe(0);
+        return JSON.parse(stdout) as { id: string };
+      };
+      const account = await run('accounts', 'create');
+      const key = await run('keys', 'create', '--account', account.id, '--name', 'laptop');
+      await run('keys', 'revoke', key.id);
+      // Delivered before main returned.
+      expect(target.received.map((got) => got.headers['tollgate-event-id'])).toEqual([`evt_key_revoked_${key.id}`]);
+      expect(verifyWebhook(SECRET, String(target.received[0]?.headers['tollgate-signature']), target.received[0]?.body ?? '')).toBe(true);
+      await run('keys', 'revoke', key.id);
+      expect(target.received).toHaveLength(1);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('the webhook settings: both or neither, an http(s) URL, a secret of 16 characters', () => {
