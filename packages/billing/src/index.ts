@@ -1,6 +1,7 @@
 export { generateKey, isServiceKey } from './generate-key';
 export { hashKey } from './hash-key';
 export { memoryStore } from './memory-store';
+export { isKeyBudgetPeriod, KEY_BUDGET_PERIODS } from './key-budget';
 export { DEFAULT_PAGE_LIMIT, InvalidCursorError, MAX_PAGE_LIMIT } from './page-cursor';
 export { MAX_IDEMPOTENCY_KEY_LENGTH, USAGE_PERIOD_MS } from './usage-rules';
 export { DEFAULT_IMAGE_TOKEN_BOUND } from './measure-prompt';
@@ -27,6 +28,9 @@ export type {
   HoldResult,
   IdempotencyConflict,
   InsufficientBalance,
+  KeyBudget,
+  KeyBudgetPeriod,
+  KeyBudgetStatus,
   KeyInfo,
   KeyRecord,
   Ledger,

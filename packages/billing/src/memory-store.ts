@@ -3,9 +3,10 @@ import { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 import { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 import { generateKey } from './generate-key';
 import { hashKey } from './hash-key';
+import { addKeySpend, assertKeyBudget, budgetPeriodStart, keyBudgetRemaining, keyBudgetStatus, type KeySpend } from './key-budget';
 import { decodeAccountsCursor, decodeEntriesCursor, encodeAccountsCursor, encodeEntriesCursor, pageLimit } from './page-cursor';
 import { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
-import type { Balance, KeyInfo, LedgerEntry, SettleResult, Store, StoreOptions } from './store';
+import type { Balance, KeyBudget, KeyInfo, LedgerEntry, SettleResult, Store, StoreOptions } from './store';
 import { assertCreditInput, assertSettleTokens, assertUsageQuery, sumUsage } from './usage-rules';
 
 /** A hold row: `state` is `open` until settled or released; `expired` holds may still be settled once. */
@@ -23,8 +24,12 @@ interface HoldRow {
   delivered: number;
 }
 
-interface KeyRow extends KeyInfo {
+interface KeyRow extends Omit<KeyInfo, 'budget'> {
   hash: string;
+  /** The key's spend limit; absent when it has none. */
+  budget?: KeyBudget;
+  /** What the key was charged in its budget's period (kept only while it has a budget). */
+  spend: KeySpend;
 }
 
 /** The memory store's data, exposed to its own tests only. */
@@ -64,10 +69,18 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     return row;
   };
   const publicAccount = (row: Account): Account => ({ id: row.id, plan: row.plan, state: row.state });
-  const heldBy = (accountId: string, at: number): number => {
+  const heldBy = (accountId: string, at: number, keyId?: string): number => {
     let held = 0;
-    for (const hold of state.holds.values()) if (hold.accountId === accountId && hold.state === 'open' && hold.expiresAt > at) held += hold.micros;
+    for (const hold of state.holds.values())
+      if (hold.accountId === accountId && hold.state === 'open' && hold.expiresAt > at && (keyId === undefined || hold.keyId === keyId)) held += hold.micros;
     return held;
+  };
+  /** What the budget of the hold's key leaves (undefined: no key, an unknown key, or no budget). */
+  const keyRemaining = (accountId: string, keyId: string | undefined, at: number): number | undefined => {
+    const row = keyId === undefined ? undefined : state.keys.get(keyId);
+    if (row === undefined || keyId === undefined) return undefined;
+    if (row.accountId !== accountId) throw new Error(`key ${keyId} is not of account ${accountId}`);
+    return row.budget === undefined ? undefined : keyBudgetRemaining(row.budget, row.spend, heldBy(accountId, at, keyId), at);
   };
   const balanceOf = (accountId: string): Balance => {
     const { balance } = account(accountId);
@@ -78,6 +91,9 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     const row = account(entry.accountId);
     row.balance += entry.micros;
     const full: LedgerEntry = { id: newEntryId(), createdAt: now(), ...entry };
+    // A charge of a key with a budget adds to its period counter, in the same step as the entry.
+    const key = full.kind === 'charge' && full.keyId !== undefined ? state.keys.get(full.keyId) : undefined;
+    if (key?.budget !== undefined) key.spend = addKeySpend(key.budget.period, key.spend, full.micros === 0 ? 0 : -full.micros, full.createdAt);
     const list = state.entries.get(entry.accountId) ?? [];
     list.push(full);
     state.entries.set(entry.accountId, list);
@@ -86,6 +102,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
   const keyInfo = (row: KeyRow): KeyInfo => {
     const info: KeyInfo = { id: row.id, name: row.name, accountId: row.accountId, prefix: row.prefix, createdAt: row.createdAt };
     if (row.revokedAt !== undefined) info.revokedAt = row.revokedAt;
+    if (row.budget !== undefined) info.budget = keyBudgetStatus(row.budget, row.spend, now());
     return info;
   };
   /** A charge entry for a hold: the hold's request, key and model, and what the settle adds. */
@@ -129,7 +146,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       const key = generateKey();
       const hash = await hashKey(key);
       const id = newKeyId();
-      state.keys.set(id, { id, name, accountId, prefix: keyPrefix(key), createdAt: now(), hash });
+      state.keys.set(id, { id, name, accountId, prefix: keyPrefix(key), createdAt: now(), hash, spend: { spent: 0, since: 0 } });
       state.keysByHash.set(hash, id);
       return { id, name, key };
     },
@@ -160,6 +177,24 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       row.name = name;
       return keyInfo(row);
     },
+    async setKeyBudget(keyId, budget) {
+      assertKeyBudget(budget);
+      const row = state.keys.get(keyId);
+      if (row === undefined) throw new Error(`unknown key ${keyId}`);
+      if (budget === null) {
+        delete row.budget;
+        row.spend = { spent: 0, since: 0 };
+        return keyInfo(row);
+      }
+      // The counter starts from the ledger: the key's charges since the current period began.
+      const since = budgetPeriodStart(budget.period, now());
+      let spent = 0;
+      for (const entry of state.entries.get(row.accountId) ?? [])
+        if (entry.kind === 'charge' && entry.keyId === keyId && entry.createdAt >= since) spent -= entry.micros;
+      row.budget = { micros: budget.micros, period: budget.period };
+      row.spend = { spent, since };
+      return keyInfo(row);
+    },
     async revokeKey(keyId) {
       const row = state.keys.get(keyId);
       if (row === undefined) throw new Error(`unknown key ${keyId}`);
@@ -184,7 +219,7 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
     async hold(accountId, input) {
       assertHoldInput(input);
       const at = now();
-      const decision = decideHold(account(accountId).balance, heldBy(accountId, at), input);
+      const decision = decideHold(account(accountId).balance, heldBy(accountId, at), input, keyRemaining(accountId, input.keyId, at));
       if (!decision.ok) return decision;
       const id = newHoldId();
       const row: HoldRow = { id, accountId, micros: decision.value, expiresAt: at + input.ttlMs, state: 'open', charged: 0, delivered: 0 };

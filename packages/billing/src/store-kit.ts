@@ -12,6 +12,8 @@
 export { assertCheckpoints, CHECKPOINT_CHARGE_META } from './assert-checkpoint';
 export { assertHoldInput, assertMicros, decideHold } from './decide-hold';
 export type { HoldDecision } from './decide-hold';
+export { addKeySpend, assertKeyBudget, budgetPeriodStart, keyBudgetRemaining, keyBudgetStatus, spentInPeriod } from './key-budget';
+export type { KeySpend } from './key-budget';
 export { keyPrefix, newAccountId, newEntryId, newHoldId, newKeyId } from './store-ids';
 export {
   DEFAULT_PAGE_LIMIT,

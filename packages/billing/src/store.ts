@@ -21,6 +21,31 @@ export interface KeyInfo {
   createdAt: number;
   /** Unix milliseconds; absent while the key is live. */
   revokedAt?: number;
+  /** The key's spend limit and what it spent in the current period; absent when it has none. */
+  budget?: KeyBudgetStatus;
+}
+
+/** The period a key budget counts over: its whole life, or the UTC day or month (reset on the UTC boundary). */
+export type KeyBudgetPeriod = 'total' | 'day' | 'month';
+
+/**
+ * A key's spend limit: the key's charges in one period plus its open holds never exceed `micros`
+ * (integer micro-dollars >= 0). It limits the key on top of the account's balance, never instead.
+ */
+export interface KeyBudget {
+  micros: number;
+  period: KeyBudgetPeriod;
+}
+
+/** A key budget as read back, with the current period's spend. */
+export interface KeyBudgetStatus extends KeyBudget {
+  /**
+   * Micro-dollars the key was charged since `periodStart` (settled charges, crash checkpoint
+   * charges included; open holds are not). Kept as a counter by the store, not summed per read.
+   */
+  spent: number;
+  /** Start of the current period, unix milliseconds: UTC midnight, the 1st of the UTC month, or 0 for `total`. */
+  periodStart: number;
 }
 
 /** A key as created: the only time the secret is shown. */
@@ -78,6 +103,13 @@ export interface Directory {
   getKey(keyId: string): Promise<KeyInfo | undefined>;
   /** Renames a key (a revoked one too) and returns it; throws when the key does not exist. */
   setKeyName(keyId: string, name: string): Promise<KeyInfo>;
+  /**
+   * Sets a key's spend limit (`null` clears it) and returns the key; throws when the key does not
+   * exist, a RangeError for a malformed budget. The key's spend in the current period is counted
+   * from the ledger at this moment (a month's charges of the key at most; the whole history for
+   * `total`), atomically with the charges being written, and kept as a counter from then on.
+   */
+  setKeyBudget(keyId: string, budget: KeyBudget | null): Promise<KeyInfo>;
   /** Finds a live (not revoked) key by the SHA-256 hex digest of the whole key. */
   findKey(keyHash: string): Promise<KeyRecord | undefined>;
 }
@@ -195,7 +227,10 @@ export interface HoldInput {
   ttlMs: number;
   /** The request the hold is for. */
   requestId?: string;
-  /** The key that made the request, recorded on the charge entry (usage per key). */
+  /**
+   * The key that made the request, recorded on the charge entry (usage per key). When the key (of
+   * this account) has a budget, the hold must fit it too: see {@link Ledger.hold}.
+   */
   keyId?: string;
   /** The public model id, recorded on the charge entry (usage per model). */
   model?: string;
@@ -203,7 +238,17 @@ export interface HoldInput {
 
 /** A hold refused for want of money. */
 export interface InsufficientBalance extends Refusal<'insufficient_balance'> {
-  /** Micro-dollars available when the hold was refused (negative when the balance is). */
+  /**
+   * What refused it: the account's balance, or the budget of the key that asked (the balance is
+   * checked first: a hold both would refuse is `balance`). Absent from stores that predate key
+   * budgets: read it as `balance`.
+   */
+  reason?: 'balance' | 'key_budget';
+  /**
+   * Micro-dollars available when the hold was refused (negative when the balance is); for
+   * `key_budget`, what the key's budget had left (budget − spent in the period − the key's open
+   * holds; negative when past it).
+   */
   available: number;
 }
 
@@ -211,7 +256,10 @@ export interface InsufficientBalance extends Refusal<'insufficient_balance'> {
 export interface Hold {
   /** The hold's id, for `settle` and `release`. */
   holdId: string;
-  /** What was held: `micros`, or all of `available` when that is at least `minimum`. */
+  /**
+   * What was held: `micros`, or all of what is left when that is at least `minimum` — the smaller
+   * of the available balance and the key budget's remainder.
+   */
   micros: number;
 }
 
@@ -253,14 +301,23 @@ export interface HoldCheckpoint {
 
 /**
  * Balances, holds and the append-only entries. Every method is atomic; `hold` never lets the
- * sum held exceed what is available, whatever the concurrency.
+ * sum held exceed what is available, nor a key's holds exceed what its budget has left, whatever
+ * the concurrency. Every charge of a key with a budget adds to the key's period counter in the
+ * charge's own transaction.
  */
 export interface Ledger {
   /** Adds credits (micro-dollars > 0) as a credit entry. */
   addCredits(accountId: string, micros: number, meta?: Record<string, unknown>): Promise<Balance>;
   /** The balance, open (unexpired) holds and what is available. */
   getBalance(accountId: string): Promise<Balance>;
-  /** Holds credit for a request; refuses when less than `minimum` is available (or the balance is negative). */
+  /**
+   * Holds credit for a request; refuses when less than `minimum` is available (or the balance is
+   * negative). When `input.keyId` names a key of this account with a budget, the hold must also fit
+   * what the budget has left — budget − the key's charges since the period's UTC start − the key's
+   * open holds — checked in the same atomic step as the balance, so concurrent holds of one key never
+   * hold past it (refused with `reason: 'key_budget'`). A key id the store does not know is only
+   * recorded; a known key of another account throws.
+   */
   hold(accountId: string, input: HoldInput): Promise<HoldResult>;
   /**
    * Charges a hold and closes it. Idempotent: a second settle or a settle after release charges

@@ -100,6 +100,19 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER tollgate_entries_order BEFORE INSERT ON tollgate_entries
     FOR EACH ROW EXECUTE FUNCTION tollgate_entries_order();
   `,
+  // 4: per-key spend limits. A key may carry a budget (micros over a period); budget_spent counts
+  // the key's charges since budget_since (the start of the period it counts), updated in the
+  // transaction of every charge of the key while it has a budget — after the entry's insert, so
+  // under the account's row lock, as every hold of the account reads it — and started from the
+  // ledger when the budget is set. A counter of an earlier period reads as 0 (reset lazily on the
+  // UTC boundary). Adding nullable and defaulted columns rewrites nothing.
+  `
+  ALTER TABLE tollgate_keys
+    ADD COLUMN budget_micros bigint,
+    ADD COLUMN budget_period text CHECK (budget_period IN ('total', 'day', 'month')),
+    ADD COLUMN budget_spent bigint NOT NULL DEFAULT 0,
+    ADD COLUMN budget_since bigint NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**

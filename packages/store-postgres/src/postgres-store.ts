@@ -4,6 +4,8 @@ import {
   generateKey,
   hashKey,
   type IdempotencyConflict,
+  isKeyBudgetPeriod,
+  type KeyBudgetPeriod,
   type KeyInfo,
   type LedgerEntry,
   type SettleResult,
@@ -15,15 +17,19 @@ import {
   assertCheckpoints,
   assertCreditInput,
   assertHoldInput,
+  assertKeyBudget,
   assertMicros,
   assertSettleTokens,
   assertUsageQuery,
+  budgetPeriodStart,
   CHECKPOINT_CHARGE_META,
   decideHold,
   decodeAccountsCursor,
   decodeEntriesCursor,
   encodeAccountsCursor,
   encodeEntriesCursor,
+  keyBudgetRemaining,
+  keyBudgetStatus,
   keyPrefix,
   newAccountId,
   newEntryId,
@@ -87,7 +93,13 @@ interface KeyRow {
   prefix: string;
   created_at: Int;
   revoked_at: Int | null;
+  budget_micros: Int | null;
+  budget_period: string | null;
+  budget_spent: Int;
+  budget_since: Int;
 }
+
+const KEY_COLUMNS = ['id', 'name', 'account_id', 'prefix', 'created_at', 'revoked_at', 'budget_micros', 'budget_period', 'budget_spent', 'budget_since'];
 
 const CONFLICT: IdempotencyConflict = { code: 'idempotency_conflict', message: 'this idempotency key was used for another account or amount' };
 
@@ -131,6 +143,44 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     const held = toNumber(row.held);
     return { balance, held, available: balance - held };
   };
+  /**
+   * What the budget of a hold's key leaves (undefined: no key, an unknown key, or no budget). Read
+   * under the account's row lock: every charge of the key updates the counter under it too.
+   */
+  const keyRemaining = async (tx: postgres.TransactionSql, accountId: string, keyId: string | undefined, at: number) => {
+    if (keyId === undefined) return undefined;
+    const [key] = await tx<(KeyRow & { held: Int })[]>`
+      SELECT ${tx(KEY_COLUMNS)}, (SELECT coalesce(sum(h.micros), 0) FROM tollgate_holds h
+                                  WHERE h.account_id = ${accountId} AND h.state = 'open' AND h.expires_at > ${at} AND h.key_id = ${keyId}) AS held
+      FROM tollgate_keys WHERE id = ${keyId}`;
+    if (key === undefined) return undefined;
+    if (key.account_id !== accountId) throw new Error(`key ${keyId} is not of account ${accountId}`);
+    const { budget, spend } = toBudget(key);
+    return budget === undefined ? undefined : keyBudgetRemaining(budget, spend, toNumber(key.held), at);
+  };
+  /**
+   * Adds a charge to its key's period counter (a key without a budget keeps none), in the charge's
+   * transaction and after its entry's insert, so under the account's row lock. One statement: the
+   * period's start is the one of the key's period (from budgetPeriodStart), and the counter is
+   * added to, started again (a later period: the lazy reset), or left (a charge of an earlier
+   * period), as addKeySpend does.
+   */
+  const chargeKey = async (tx: postgres.TransactionSql, keyId: string | null, micros: number, at: number) => {
+    if (keyId === null) return;
+    const start = tx`(CASE budget_period WHEN 'day' THEN ${budgetPeriodStart('day', at)}::bigint
+                                         WHEN 'month' THEN ${budgetPeriodStart('month', at)}::bigint ELSE 0::bigint END)`;
+    await tx`UPDATE tollgate_keys
+      SET budget_spent = CASE WHEN ${start} > budget_since THEN ${micros}::bigint
+                              WHEN ${start} = budget_since THEN budget_spent + ${micros}::bigint ELSE budget_spent END,
+          budget_since = greatest(budget_since, ${start})
+      WHERE id = ${keyId} AND budget_micros IS NOT NULL`;
+  };
+  const toKeyInfo = (row: KeyRow): KeyInfo => {
+    const info = toKeyInfoBase(row);
+    const { budget, spend } = toBudget(row);
+    if (budget !== undefined) info.budget = keyBudgetStatus(budget, spend, now());
+    return info;
+  };
   const update = async (accountId: string, change: 'plan' | 'state', value: string): Promise<Account> => {
     await migrated;
     const rows =
@@ -166,6 +216,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
           VALUES (${newEntryId()}, ${row.account_id}, ${charged === 0 ? 0 : -charged}, 'charge', ${at}, ${holdId},
                   ${charge.requestId ?? row.request_id}, ${meta}::jsonb, ${row.key_id}, ${row.model},
                   ${charge.promptTokens ?? null}, ${charge.completionTokens ?? null})`;
+        await chargeKey(tx, row.key_id, charged, at);
       }
       return { charged, already: false };
     });
@@ -196,8 +247,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     },
     async listKeys(accountId) {
       await migrated;
-      const rows = await sql<KeyRow[]>`
-        SELECT id, name, account_id, prefix, created_at, revoked_at FROM tollgate_keys WHERE account_id = ${accountId} ORDER BY seq`;
+      const rows = await sql<KeyRow[]>`SELECT ${sql(KEY_COLUMNS)} FROM tollgate_keys WHERE account_id = ${accountId} ORDER BY seq`;
       return rows.map(toKeyInfo);
     },
     async listAccounts(options = {}) {
@@ -216,15 +266,39 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     },
     async getKey(keyId) {
       await migrated;
-      const [row] = await sql<KeyRow[]>`SELECT id, name, account_id, prefix, created_at, revoked_at FROM tollgate_keys WHERE id = ${keyId}`;
+      const [row] = await sql<KeyRow[]>`SELECT ${sql(KEY_COLUMNS)} FROM tollgate_keys WHERE id = ${keyId}`;
       return row === undefined ? undefined : toKeyInfo(row);
     },
     async setKeyName(keyId, name) {
       await migrated;
-      const [row] = await sql<KeyRow[]>`
-        UPDATE tollgate_keys SET name = ${name} WHERE id = ${keyId} RETURNING id, name, account_id, prefix, created_at, revoked_at`;
+      const [row] = await sql<KeyRow[]>`UPDATE tollgate_keys SET name = ${name} WHERE id = ${keyId} RETURNING ${sql(KEY_COLUMNS)}`;
       if (row === undefined) throw new Error(`unknown key ${keyId}`);
       return toKeyInfo(row);
+    },
+    async setKeyBudget(keyId, budget) {
+      assertKeyBudget(budget);
+      await migrated;
+      return sql.begin(async (tx) => {
+        const [key] = await tx<{ account_id: string }[]>`SELECT account_id FROM tollgate_keys WHERE id = ${keyId}`;
+        if (key === undefined) throw new Error(`unknown key ${keyId}`);
+        // The account's row lock: a charge of the key takes it to insert its entry (and keeps it to
+        // commit), so none is written between the count below and the update, and none is missed.
+        await account(tx, key.account_id, true);
+        let row: KeyRow | undefined;
+        if (budget === null) {
+          [row] = await tx<KeyRow[]>`UPDATE tollgate_keys SET budget_micros = NULL, budget_period = NULL, budget_spent = 0, budget_since = 0
+            WHERE id = ${keyId} RETURNING ${tx(KEY_COLUMNS)}`;
+        } else {
+          const since = budgetPeriodStart(budget.period, now());
+          [row] = await tx<KeyRow[]>`
+            UPDATE tollgate_keys SET budget_micros = ${budget.micros}, budget_period = ${budget.period}, budget_since = ${since},
+              budget_spent = (SELECT coalesce(-sum(micros), 0) FROM tollgate_entries
+                              WHERE account_id = ${key.account_id} AND kind = 'charge' AND created_at >= ${since}::bigint AND key_id = ${keyId})
+            WHERE id = ${keyId} RETURNING ${tx(KEY_COLUMNS)}`;
+        }
+        if (row === undefined) throw new Error(`unknown key ${keyId}`);
+        return toKeyInfo(row);
+      });
     },
     async revokeKey(keyId) {
       await migrated;
@@ -263,7 +337,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         const at = now();
         const [row] = await tx<{ held: Int }[]>`SELECT coalesce(sum(micros), 0) AS held FROM tollgate_holds
           WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
-        const decision = decideHold(toNumber(balance), toNumber(row?.held ?? 0), input);
+        const decision = decideHold(toNumber(balance), toNumber(row?.held ?? 0), input, await keyRemaining(tx, accountId, input.keyId, at));
         if (!decision.ok) return decision;
         const id = newHoldId();
         await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id, key_id, model)
@@ -378,6 +452,7 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
           await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model)
             VALUES (${newEntryId()}, ${row.account_id}, ${-micros}, 'charge', ${at}, ${row.id}, ${row.request_id},
                     ${tx.json({ ...CHECKPOINT_CHARGE_META })}::jsonb, ${row.key_id}, ${row.model})`;
+          await chargeKey(tx, row.key_id, micros, at);
         }
         const released = await tx`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${at}`;
         return charged.length + released.count;
@@ -390,7 +465,15 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
   };
 }
 
-function toKeyInfo(row: KeyRow): KeyInfo {
+/** A key row's budget (absent without one) and its spend counter. */
+function toBudget(row: KeyRow): { budget?: { micros: number; period: KeyBudgetPeriod }; spend: { spent: number; since: number } } {
+  const spend = { spent: toNumber(row.budget_spent), since: toNumber(row.budget_since) };
+  if (row.budget_micros === null) return { spend };
+  if (!isKeyBudgetPeriod(row.budget_period)) throw new TypeError(`key ${row.id}: unexpected budget period ${String(row.budget_period)}`);
+  return { budget: { micros: toNumber(row.budget_micros), period: row.budget_period }, spend };
+}
+
+function toKeyInfoBase(row: KeyRow): KeyInfo {
   const info: KeyInfo = { id: row.id, name: row.name, accountId: row.account_id, prefix: row.prefix, createdAt: toNumber(row.created_at) };
   if (row.revoked_at !== null) info.revokedAt = toNumber(row.revoked_at);
   return info;

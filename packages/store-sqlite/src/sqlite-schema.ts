@@ -79,6 +79,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE holds ADD COLUMN model TEXT;
   CREATE INDEX accounts_created ON accounts(created_at, id);
   `,
+  // 4: per-key spend limits. A key may carry a budget (micros over a period); budget_spent counts
+  // the key's charges since budget_since (the start of the period it counts), updated in the
+  // transaction of every charge of the key while it has a budget, and started from the ledger when
+  // the budget is set. A counter of an earlier period reads as 0 (reset lazily on the UTC boundary).
+  `
+  ALTER TABLE keys ADD COLUMN budget_micros INTEGER;
+  ALTER TABLE keys ADD COLUMN budget_period TEXT CHECK (budget_period IN ('total', 'day', 'month'));
+  ALTER TABLE keys ADD COLUMN budget_spent INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE keys ADD COLUMN budget_since INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**

@@ -3,6 +3,8 @@ import {
   generateKey,
   hashKey,
   type HoldResult,
+  isKeyBudgetPeriod,
+  type KeyBudget,
   type KeyInfo,
   type LedgerEntry,
   type SettleInput,
@@ -12,18 +14,24 @@ import {
   type UsageRow,
 } from '@tollgate/billing';
 import {
+  addKeySpend,
   assertCheckpoints,
   assertCreditInput,
   assertHoldInput,
+  assertKeyBudget,
   assertMicros,
   assertSettleTokens,
   assertUsageQuery,
+  budgetPeriodStart,
   CHECKPOINT_CHARGE_META,
   decideHold,
   decodeAccountsCursor,
   decodeEntriesCursor,
   encodeAccountsCursor,
   encodeEntriesCursor,
+  keyBudgetRemaining,
+  keyBudgetStatus,
+  type KeySpend,
   keyPrefix,
   newAccountId,
   newEntryId,
@@ -62,6 +70,9 @@ export interface SqliteStoreOptions extends StoreOptions {
 const ENTRY_COLUMNS =
   'seq, id, account_id, micros, kind, created_at, hold_id, request_id, meta, key_id, model, prompt_tokens, completion_tokens, idempotency_key';
 
+/** The columns of a key, as toKeyInfo reads them. */
+const KEY_COLUMNS = 'id, name, account_id, prefix, created_at, revoked_at, budget_micros, budget_period, budget_spent, budget_since';
+
 interface AccountRow {
   id: string;
   plan: Plan;
@@ -95,14 +106,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     setState: db.prepare('UPDATE accounts SET state = ? WHERE id = ?'),
     setPlan: db.prepare('UPDATE accounts SET plan = ? WHERE id = ?'),
     insertKey: db.prepare('INSERT INTO keys (id, account_id, name, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-    listKeys: db.prepare('SELECT id, name, account_id, prefix, created_at, revoked_at FROM keys WHERE account_id = ? ORDER BY seq'),
+    listKeys: db.prepare(`SELECT ${KEY_COLUMNS} FROM keys WHERE account_id = ? ORDER BY seq`),
     revokeKey: db.prepare('UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?'),
     findKey: db.prepare(
       `SELECT k.id, k.name, k.account_id, a.plan, a.state FROM keys k JOIN accounts a ON a.id = k.account_id
        WHERE k.hash = ? AND k.revoked_at IS NULL`,
     ),
-    getKey: db.prepare('SELECT id, name, account_id, prefix, created_at, revoked_at FROM keys WHERE id = ?'),
+    getKey: db.prepare(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?`),
     setKeyName: db.prepare('UPDATE keys SET name = ? WHERE id = ?'),
+    setKeyBudget: db.prepare('UPDATE keys SET budget_micros = ?, budget_period = ?, budget_spent = ?, budget_since = ? WHERE id = ?'),
+    setKeySpend: db.prepare('UPDATE keys SET budget_spent = ?, budget_since = ? WHERE id = ?'),
+    // The key's charges since its period began (entries_usage covers it: the account's charges by time).
+    keyCharged: db.prepare(
+      "SELECT coalesce(-sum(micros), 0) AS spent FROM entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND key_id = ?",
+    ),
+    keyHeld: db.prepare("SELECT coalesce(sum(micros), 0) AS held FROM holds WHERE account_id = ? AND state = 'open' AND expires_at > ? AND key_id = ?"),
     firstAccounts: db.prepare('SELECT id, plan, state, created_at FROM accounts ORDER BY created_at, id LIMIT ?'),
     accountsAfter: db.prepare('SELECT id, plan, state, created_at FROM accounts WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?'),
     insertEntry: db.prepare(
@@ -150,6 +168,35 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     const held = heldBy(accountId, now());
     return { balance, held, available: balance - held };
   };
+  /** The key row's budget and spend counter (undefined: an unknown key). */
+  const keyBudgetOf = (keyId: string) => {
+    const row = sql.getKey.get(keyId);
+    return row === undefined ? undefined : { accountId: column.text(row, 'account_id'), ...toBudget(row) };
+  };
+  /** What the budget of a hold's key leaves, read under the hold's write lock (undefined: no key, an unknown key, or no budget). */
+  const keyRemaining = (accountId: string, keyId: string | undefined, at: number): number | undefined => {
+    if (keyId === undefined) return undefined;
+    const key = keyBudgetOf(keyId);
+    if (key === undefined) return undefined;
+    if (key.accountId !== accountId) throw new Error(`key ${keyId} is not of account ${accountId}`);
+    if (key.budget === undefined) return undefined;
+    const held = sql.keyHeld.get(accountId, at, keyId);
+    return keyBudgetRemaining(key.budget, key.spend, held === undefined ? 0 : column.integer(held, 'held'), at);
+  };
+  /** Adds a charge to its key's period counter, in the charge's transaction (a key without a budget keeps none). */
+  const chargeKey = (keyId: string | null, micros: number, at: number): void => {
+    if (keyId === null) return;
+    const key = keyBudgetOf(keyId);
+    if (key?.budget === undefined) return;
+    const spend = addKeySpend(key.budget.period, key.spend, micros, at);
+    sql.setKeySpend.run(spend.spent, spend.since, keyId);
+  };
+  const toKeyInfo = (row: SqliteRow): KeyInfo => {
+    const info = toKeyInfoBase(row);
+    const { budget, spend } = toBudget(row);
+    if (budget !== undefined) info.budget = keyBudgetStatus(budget, spend, now());
+    return info;
+  };
   const update = (accountId: string, change: { plan?: Plan; state?: AccountState }): Account =>
     transaction(db, 'IMMEDIATE', () => {
       account(accountId);
@@ -185,6 +232,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         charge.completionTokens ?? null,
         null,
       );
+      chargeKey(row.keyId, charge.micros, at);
       return { charged: charge.micros, already: false };
     });
 
@@ -197,6 +245,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       for (const row of charged) {
         const holdId = column.text(row, 'id');
         const micros = column.integer(row, 'delivered_micros');
+        const keyId = column.optionalText(row, 'key_id');
         sql.closeHold.run('settled', micros, at, holdId);
         sql.insertEntry.run(
           newEntryId(),
@@ -207,12 +256,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
           holdId,
           column.optionalText(row, 'request_id'),
           meta,
-          column.optionalText(row, 'key_id'),
+          keyId,
           column.optionalText(row, 'model'),
           null,
           null,
           null,
         );
+        chargeKey(keyId, micros, at);
       }
       return charged.length + sql.expire.run(bound).changes;
     });
@@ -268,6 +318,23 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         return toKeyInfo(row);
       });
     },
+    async setKeyBudget(keyId, budget) {
+      assertKeyBudget(budget);
+      // Under the write lock: no charge of the key is written between the count and the update.
+      return transaction(db, 'IMMEDIATE', () => {
+        const found = sql.getKey.get(keyId);
+        if (found === undefined) throw new Error(`unknown key ${keyId}`);
+        if (budget === null) sql.setKeyBudget.run(null, null, 0, 0, keyId);
+        else {
+          const since = budgetPeriodStart(budget.period, now());
+          const charged = sql.keyCharged.get(column.text(found, 'account_id'), since, keyId);
+          sql.setKeyBudget.run(budget.micros, budget.period, charged === undefined ? 0 : column.integer(charged, 'spent'), since, keyId);
+        }
+        const row = sql.getKey.get(keyId);
+        if (row === undefined) throw new Error(`unknown key ${keyId}`);
+        return toKeyInfo(row);
+      });
+    },
     async revokeKey(keyId) {
       if (sql.revokeKey.run(now(), keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
     },
@@ -296,7 +363,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return transaction(db, 'IMMEDIATE', () => {
         const at = now();
         const { balance } = account(accountId);
-        const decision = decideHold(balance, heldBy(accountId, at), input);
+        const decision = decideHold(balance, heldBy(accountId, at), input, keyRemaining(accountId, input.keyId, at));
         if (!decision.ok) return decision;
         const id = newHoldId();
         sql.insertHold.run(id, accountId, decision.value, at, at + input.ttlMs, input.requestId ?? null, input.keyId ?? null, input.model ?? null);
@@ -419,7 +486,15 @@ function toUsageRow(row: SqliteRow): UsageRow {
   return usage;
 }
 
-function toKeyInfo(row: SqliteRow): KeyInfo {
+/** A key row's budget (absent without one) and its spend counter. */
+function toBudget(row: SqliteRow): { budget?: KeyBudget; spend: KeySpend } {
+  const spend = { spent: column.integer(row, 'budget_spent'), since: column.integer(row, 'budget_since') };
+  const micros = column.optionalInteger(row, 'budget_micros');
+  if (micros === null) return { spend };
+  return { budget: { micros, period: column.oneOf(row, 'budget_period', isKeyBudgetPeriod) }, spend };
+}
+
+function toKeyInfoBase(row: SqliteRow): KeyInfo {
   const info: KeyInfo = {
     id: column.text(row, 'id'),
     name: column.text(row, 'name'),

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hashKey, isServiceKey, type Store } from '@tollgate/billing';
+import { runKeyBudgetCases } from './run-key-budget-cases';
 
 /** What a store factory hands the suite. */
 export interface StoreCaseSetup {
@@ -160,18 +161,30 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         expect(first).toEqual({ ok: true, value: { holdId: expect.stringMatching(/^hold_/), micros: 600 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 600, available: 400 });
         // All or nothing by default.
-        expect(await store.hold(id, { micros: 401, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 400 } });
+        expect(await store.hold(id, { micros: 401, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 400 },
+        });
         // Partial: holds all of what is available when that is at least the minimum.
         const partial = await store.hold(id, { micros: 900, minimum: 300, ttlMs: TTL });
         expect(partial).toEqual({ ok: true, value: { holdId: expect.any(String), micros: 400 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 1_000, available: 0 });
-        expect(await store.hold(id, { micros: 5, minimum: 1, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
+        expect(await store.hold(id, { micros: 5, minimum: 1, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 0 },
+        });
         // Nothing available and a positive amount wanted: refused even with minimum 0.
-        expect(await store.hold(id, { micros: 5, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
+        expect(await store.hold(id, { micros: 5, minimum: 0, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 0 },
+        });
         // A free request (0 micros) holds nothing and passes while the balance is not negative.
         expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 0 } });
         await store.release(first.ok ? first.value.holdId : '');
-        expect(await store.hold(id, { micros: 601, minimum: 601, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 600 } });
+        expect(await store.hold(id, { micros: 601, minimum: 601, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 600 },
+        });
         expect(await store.hold(id, { micros: 600, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 600 } });
         expect(await invariant(id)).toEqual({ balance: 1_000, held: 1_000, available: 0 });
         for (const bad of [
@@ -230,11 +243,20 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         if (!big.ok) throw new Error('hold refused');
         expect(await store.settle(big.value.holdId, { micros: 1_000 })).toEqual({ charged: 1_000, already: false });
         expect(await invariant(id)).toEqual({ balance: -120, held: 0, available: -120 });
-        expect(await store.hold(id, { micros: 0, minimum: 0, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: -120 } });
-        expect(await store.hold(id, { micros: 10, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: -120 } });
+        expect(await store.hold(id, { micros: 0, minimum: 0, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: -120 },
+        });
+        expect(await store.hold(id, { micros: 10, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: -120 },
+        });
         expect(await store.addCredits(id, 120)).toEqual({ balance: 0, held: 0, available: 0 });
         expect(await store.hold(id, { micros: 0, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 0 } });
-        expect(await store.hold(id, { micros: 1, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 0 } });
+        expect(await store.hold(id, { micros: 1, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 0 },
+        });
         await invariant(id);
 
         await expect(store.settle('hold_missing', { micros: 1 })).rejects.toThrow();
@@ -445,7 +467,10 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         const a = await funded(100);
         const b = await funded(50);
         expect(await store.hold(a, { micros: 100, ttlMs: TTL })).toMatchObject({ ok: true, value: { micros: 100 } });
-        expect(await store.hold(b, { micros: 60, ttlMs: TTL })).toEqual({ ok: false, error: { code: 'insufficient_balance', available: 50 } });
+        expect(await store.hold(b, { micros: 60, ttlMs: TTL })).toEqual({
+          ok: false,
+          error: { code: 'insufficient_balance', reason: 'balance', available: 50 },
+        });
         expect(await invariant(a)).toEqual({ balance: 100, held: 100, available: 0 });
         expect(await invariant(b)).toEqual({ balance: 50, held: 0, available: 50 });
         expect(await store.entries(b)).toHaveLength(1);
@@ -847,5 +872,15 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         }
         await invariant(id);
       }));
+
+    runKeyBudgetCases({
+      withStore,
+      clock: {
+        get: () => time,
+        set: (ms) => {
+          time = ms;
+        },
+      },
+    });
   });
 }
