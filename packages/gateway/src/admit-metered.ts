@@ -84,7 +84,7 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
     onSettleError: runtime.options.onSettleError,
   });
   // A key budget's refusal (and the next hold that passes) for `key.budget_reached`; nothing without a hook.
-  noteHold(runtime.options, runtime.store, principal, requestId, hold.ok ? undefined : hold.error);
+  noteHold(runtime, principal, requestId, hold.ok ? undefined : hold.error);
   if (!hold.ok) return { ok: false, error: replies.error('insufficient_balance') };
   context.log.requestId = requestId;
   return { ok: true, value: { model, prepared: prepared.value, hold: hold.value, started: { requestId, funding: principal.funding } } };

@@ -150,7 +150,7 @@ export function watchBalances(watch: BalanceWatch): (log: Partial<RequestLog>) =
   };
 }
 
-/** Keys reported at their budget, per gateway (its options object), until one of their holds passes again. */
+/** Keys reported at their budget, per gateway (its runtime), until one of their holds passes again. */
 const atBudget = new WeakMap<object, Map<string, true>>();
 /** Keys remembered per gateway; past it the oldest is forgotten (it may then be reported again). */
 const MAX_KEYS_AT_BUDGET = 10_000;
@@ -163,13 +163,12 @@ const MAX_KEYS_AT_BUDGET = 10_000;
  * does not wait for it). Nothing at all without a hook.
  */
 export function noteHold(
-  gateway: { onEvent?: EventHook | undefined; now?: (() => number) | undefined },
-  store: Store,
+  gateway: { options: { onEvent?: EventHook | undefined }; store: Store; now: () => number },
   principal: Principal,
   requestId: string,
   refusal: object | undefined,
 ): void {
-  const { onEvent } = gateway;
+  const { onEvent } = gateway.options;
   const keyId = principal.keyId;
   if (onEvent === undefined || keyId === undefined) return;
   let keys = atBudget.get(gateway);
@@ -185,11 +184,11 @@ export function noteHold(
   if (keys.has(keyId)) return;
   if (keys.size >= MAX_KEYS_AT_BUDGET) keys.delete(keys.keys().next().value as string);
   keys.set(keyId, true);
-  const created_at = new Date((gateway.now ?? Date.now)()).toISOString();
+  const created_at = new Date(gateway.now()).toISOString();
   void (async () => {
     let budget: { micros?: unknown; period?: unknown } | undefined;
     try {
-      budget = ((await store.getKey(keyId)) as { budget?: { micros?: unknown; period?: unknown } } | undefined)?.budget;
+      budget = ((await gateway.store.getKey(keyId)) as { budget?: { micros?: unknown; period?: unknown } } | undefined)?.budget;
     } catch {
       // Reported without the budget.
     }
