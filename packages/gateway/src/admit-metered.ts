@@ -13,6 +13,18 @@ export interface AdmissibleModel {
   readonly plan: Plan;
 }
 
+/**
+ * The message of a hold the key's budget refused: the spec's 402 `insufficient_balance` (the
+ * request cannot be paid from what this key may spend; docs/http-api.md says why not a 429),
+ * naming the key budget so the client does not top up an account whose balance is not short.
+ */
+export const KEY_BUDGET_MESSAGE =
+  "This API key's budget (its spend limit) does not leave enough for this request; the account's balance is not what is short. An operator can raise the key's budget; a daily or monthly budget starts again at the next UTC day or month.";
+
+function keyBudgetRefusal(): GatewayError {
+  return new GatewayError('insufficient_balance', { message: KEY_BUDGET_MESSAGE });
+}
+
 /** What a hold must cover: the most the request may cost, and the least that still serves it. */
 export interface HoldAmount {
   micros: number;
@@ -85,7 +97,7 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
   });
   // A key budget's refusal (and the next hold that passes) for `key.budget_reached`; nothing without a hook.
   noteHold(runtime, principal, requestId, hold.ok ? undefined : hold.error);
-  if (!hold.ok) return { ok: false, error: replies.error('insufficient_balance') };
+  if (!hold.ok) return { ok: false, error: replies.error(hold.error.reason === 'key_budget' ? keyBudgetRefusal() : 'insufficient_balance') };
   context.log.requestId = requestId;
   return { ok: true, value: { model, prepared: prepared.value, hold: hold.value, started: { requestId, funding: principal.funding } } };
 }
