@@ -156,6 +156,16 @@ describe('webhook deliveries', () => {
     expect(webhooks.pending).toBe(0);
   });
 
+  it('an outage logs at most 20 failure lines every 10 seconds; the counters have them all', async () => {
+    const port = await freePort();
+    const logs: Record<string, unknown>[] = [];
+    const webhooks = sender(`http://127.0.0.1:${port}/hook`, logs, { maxAttempts: 1, concurrency: 8 });
+    for (let n = 1; n <= 30; n++) webhooks.send(event(n));
+    await expect.poll(() => webhooks.counts.failed, { timeout: 5_000 }).toBe(30);
+    expect(logs).toHaveLength(20);
+    expect(logs.every((line) => line.msg === 'webhook event given up')).toBe(true);
+  });
+
   it('an attempt that takes longer than its timeout failed; the event is retried', async () => {
     const target = await receiver((index) => (index === 0 ? 'hang' : 200));
     const logs: Record<string, unknown>[] = [];

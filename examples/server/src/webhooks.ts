@@ -100,6 +100,10 @@ export function verifyWebhook(
   return signatures.some((signature) => timingSafeEqual(Buffer.from(signature, 'hex'), expected));
 }
 
+/** Failure lines logged per window at most (the counters have every failure). */
+const FAILURE_LINES = 20;
+const FAILURE_WINDOW_MS = 10_000;
+
 interface Job {
   event: GatewayEvent;
   body: string;
@@ -141,6 +145,25 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
   let timerDue = Number.POSITIVE_INFINITY;
   let closing = false;
   let lastDropLog = 0;
+  // Failure lines: at most FAILURE_LINES every FAILURE_WINDOW_MS, so an outage with thousands of
+  // events queued does not flood the log; the next line says how many were left out.
+  let windowStart = 0;
+  let windowLines = 0;
+  let suppressed = 0;
+  const logFailure = (line: Record<string, unknown>) => {
+    const now = Date.now();
+    if (now - windowStart >= FAILURE_WINDOW_MS) {
+      windowStart = now;
+      windowLines = 0;
+    }
+    if (windowLines >= FAILURE_LINES) {
+      suppressed++;
+      return;
+    }
+    windowLines++;
+    log(suppressed > 0 ? { ...line, suppressed } : line);
+    suppressed = 0;
+  };
   let idle: (() => void) | undefined;
 
   /** The wait after the `attempts`-th failure: base × 2^(attempts−1), capped, then between half and all of it. */
@@ -186,11 +209,11 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
     const base = { eventId: job.event.id, type: job.event.type, target, attempt: job.attempts, ...failure };
     if (job.attempts >= maxAttempts || closing) {
       counts.failed++;
-      log({ level: 'error', msg: closing ? 'webhook event lost at shutdown' : 'webhook event given up', ...base });
+      logFailure({ level: 'error', msg: closing ? 'webhook event lost at shutdown' : 'webhook event given up', ...base });
       return;
     }
     job.due = Date.now() + backoff(job.attempts);
-    log({ level: 'warn', msg: 'webhook delivery failed', ...base, retryInMs: job.due - Date.now() });
+    logFailure({ level: 'warn', msg: 'webhook delivery failed', ...base, retryInMs: job.due - Date.now() });
     enqueue(job);
   };
 
