@@ -138,7 +138,7 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
   // Only the target's origin is ever logged: its path or query may carry a token.
   const target = new URL(options.url).origin;
   const counts: WebhookCounts = { delivered: 0, failed: 0, dropped: 0, attemptsFailed: 0 };
-  /** Jobs waiting, oldest first (a retried job keeps its place). */
+  /** Jobs waiting, in the order they were queued (a failed job goes to the back for its retry); the front is dropped first. */
   const queue: Job[] = [];
   const inFlight = new Set<AbortController>();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -239,7 +239,9 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
       const job = queue[index] as Job;
       if (job.due <= now || closing) {
         queue.splice(index, 1);
-        void attempt(job).finally(pump);
+        attempt(job)
+          .catch(() => {}) // a log function that threw: the delivery's outcome is already counted
+          .finally(pump);
       } else {
         next = Math.min(next, job.due);
         index++;
