@@ -8,7 +8,7 @@ import { createAdminApi, createGateway, type Gateway, type RequestLog } from '@t
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
 import { loadCatalogue } from './catalogue';
-import { answerBelowGateway } from './client-error';
+import { serveGateway } from './serve-gateway';
 import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
@@ -105,13 +105,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   );
   const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
 
-  const server = await listen(serve({ fetch: gateway.fetch, port: config.port, hostname: config.host }) as Server);
-  answerBelowGateway(server, {
-    fetch: gateway.fetch,
-    version: config.version,
-    hostname: config.host,
-    onError: (error) => log({ level: 'error', msg: 'unhandled gateway error', error: (error as Error)?.message }),
-  });
+  // The gateway on createNodeListener of @tollgate/node (no Hono adapter on the hot path), with the
+  // replies below the gateway that answerBelowGateway gives a Hono-served one (serve-gateway.ts).
+  const server = await listen(
+    serveGateway({
+      fetch: gateway.fetch,
+      version: config.version,
+      hostname: config.host,
+      port: config.port,
+      onError: (error) => log({ level: 'error', msg: 'unhandled gateway error', error: (error as Error)?.message }),
+    }),
+  );
   const port = (server.address() as AddressInfo).port;
   // Once closing, every reply not yet started says `Connection: close`: a keep-alive client then
   // opens a new connection (refused at once) instead of sending its next request on a socket that
