@@ -212,9 +212,10 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
       logFailure({ level: 'error', msg: closing ? 'webhook event lost at shutdown' : 'webhook event given up', ...base });
       return;
     }
-    job.due = Date.now() + backoff(job.attempts);
-    logFailure({ level: 'warn', msg: 'webhook delivery failed', ...base, retryInMs: job.due - Date.now() });
+    const retryInMs = backoff(job.attempts);
+    job.due = Date.now() + retryInMs;
     enqueue(job);
+    logFailure({ level: 'warn', msg: 'webhook delivery failed', ...base, retryInMs });
   };
 
   const enqueue = (job: Job) => {
