@@ -185,6 +185,34 @@ describe('balance.low and balance.negative', () => {
     expect(hookedReads).toHaveBeenCalledTimes(1);
   });
 
+  it("an app user's included use charges nothing and reports nothing; its credits use does", async () => {
+    const store = memoryStore();
+    const reads = vi.spyOn(store, 'getBalance');
+    const events: GatewayEvent[] = [];
+    const target = { accountId: '' };
+    const t = await setup({
+      store,
+      lowBalanceMicros: 10_000_000, // the test account's credits: any charge crosses it
+      onEvent: (event) => events.push(event),
+      authenticate: async (token) =>
+        token === 'app-included' || token === 'app-credits'
+          ? { accountId: target.accountId, funding: token === 'app-included' ? 'included' : 'credits' }
+          : undefined,
+    });
+    target.accountId = t.accountId;
+    reads.mockClear();
+    const included = await t.post('/v1/chat/completions', chatBody(), { authorization: 'Bearer app-included' });
+    expect(included.status).toBe(200);
+    await included.text();
+    await afterReplies();
+    expect(t.logs.at(-1)?.costMicros).toBeGreaterThan(0); // the price the plan covered
+    expect(reads).not.toHaveBeenCalled();
+    expect(events).toEqual([]);
+    await (await t.post('/v1/chat/completions', chatBody(), { authorization: 'Bearer app-credits' })).text();
+    await afterReplies();
+    expect(events.map((event) => event.type)).toEqual(['balance.low']);
+  });
+
   it('the balance is read after the reply is returned, not before', async () => {
     const store = memoryStore();
     let readBeforeReply = false;
