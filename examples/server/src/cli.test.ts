@@ -167,6 +167,38 @@ describe('tollgate CLI', () => {
     expect(missing.stderr).toContain('No key');
   });
 
+  it('keys budget sets, shows and clears a key spend limit; bad values are usage errors', async () => {
+    const dir = dataDir();
+    const account = await json<{ id: string }>(dir, 'accounts', 'create', '--json');
+    const key = await json<{ id: string }>(dir, 'keys', 'create', '--account', account.id, '--name', 'ci');
+    const set = await json<{ id: string; budget: Record<string, unknown> }>(dir, 'keys', 'budget', key.id, '--micros', '5000000', '--period', 'day', '--json');
+    expect(set.id).toBe(key.id);
+    expect(set.budget).toEqual({ micros: 5_000_000, period: 'day', spent: 0, periodStart: expect.any(Number) });
+    const text = await cli(dir, 'keys', 'budget', key.id, '--micros', '250', '--period', 'total');
+    expect(text.status).toBe(0);
+    expect(text.stdout).toBe(`key ${key.id} may spend $0.000250 in total (spent $0.000000)\n`);
+    expect((await cli(dir, 'keys', 'get', key.id)).stdout).toContain('$0.000250 in total (spent $0.000000)');
+    expect((await json<{ budget?: unknown }[]>(dir, 'keys', 'list', '--account', account.id, '--json'))[0]?.budget).toMatchObject({ micros: 250 });
+    const cleared = await cli(dir, 'keys', 'budget', key.id, '--clear');
+    expect(cleared.stdout).toBe(`key ${key.id} has no budget: the balance is its only limit\n`);
+    expect((await json<{ budget?: unknown }>(dir, 'keys', 'get', key.id, '--json')).budget).toBeUndefined();
+    for (const args of [
+      ['--micros', '1.5', '--period', 'day'],
+      ['--micros', '-1', '--period', 'day'],
+      ['--micros', '10', '--period', 'week'],
+      ['--micros', '10'],
+      ['--period', 'day'],
+      ['--clear', '--micros', '10'],
+    ]) {
+      const refused = await cli(dir, 'keys', 'budget', key.id, ...args);
+      expect(refused.status, args.join(' ')).toBe(2);
+    }
+    expect((await cli(dir, 'keys', 'budget', key.id, '--micros', '10', '--period', 'week')).stderr).toContain('period must be one of total, day, month');
+    const missing = await cli(dir, 'keys', 'budget', 'key_nope', '--micros', '10', '--period', 'day');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('No key');
+  });
+
   it('refuses to serve a catalogue with a malformed price: exit code 2 and the model named', async () => {
     const dir = dataDir();
     const catalogue = join(dir, 'catalogue.json');

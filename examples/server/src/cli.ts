@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { isAccountState, isPlan, MICROS_PER_CREDIT } from '@tollgate/core';
-import type { KeyInfo, Store } from '@tollgate/billing';
+import type { KeyBudgetStatus, KeyInfo, Store } from '@tollgate/billing';
 import { type AdminResult, createAdminActions, type GatewayEvent } from '@tollgate/gateway';
 import { ConfigError, loadConfig } from './config';
 import { openStore } from './open-backends';
@@ -22,6 +22,8 @@ const USAGE = `Usage: tollgate <command> [options]
   keys get KEY_ID
   keys rename KEY_ID NAME
   keys revoke KEY_ID
+  keys budget KEY_ID --micros N --period P      a spend limit for the key: N micro-dollars a day, month (UTC) or in total
+        (or: keys budget KEY_ID --clear)        remove it; the key is then limited by the balance only
   usage --account ID [--limit N]                ledger entries, newest first
 
 Options: --json for JSON output. Settings come from the environment (docs/configuration.md).`;
@@ -116,13 +118,14 @@ async function runAdmin(
   const show = (value: unknown, table: () => string) => out(json ? JSON.stringify(value, null, 2) : table());
   const keyTable = (keys: KeyInfo[]) =>
     table(
-      ['id', 'name', 'prefix', 'created', 'revoked'],
+      ['id', 'name', 'prefix', 'created', 'revoked', 'budget'],
       keys.map((key) => [
         key.id,
         key.name,
         `${key.prefix}…`,
         new Date(key.createdAt).toISOString(),
         key.revokedAt ? new Date(key.revokedAt).toISOString() : '',
+        key.budget ? formatBudget(key.budget) : '',
       ]),
     );
   switch (`${command} ${sub ?? ''}`.trim()) {
@@ -198,6 +201,21 @@ async function runAdmin(
       done(await actions.revokeKey(id));
       return show({ id, revoked: true }, () => `revoked key ${id}`);
     }
+    case 'keys budget': {
+      const id = arg(0, 'KEY_ID');
+      let budget: { micros: number; period: string } | null = null;
+      if (flags.clear === true) {
+        if (flags.micros !== undefined || flags.period !== undefined) throw new UsageError('--clear takes neither --micros nor --period');
+      } else {
+        const micros = need('micros');
+        if (!/^\d{1,16}$/.test(micros)) throw new UsageError(`--micros must be a whole number of micro-dollars, not "${micros}"`);
+        budget = { micros: Number(micros), period: need('period') };
+      }
+      const key = done(await actions.setKeyBudget(id, budget));
+      return show(key, () =>
+        key.budget ? `key ${key.id} may spend ${formatBudget(key.budget)}` : `key ${key.id} has no budget: the balance is its only limit`,
+      );
+    }
     case 'usage': {
       const account = need('account');
       const limit = flags.limit === undefined ? 50 : Number(need('limit'));
@@ -231,6 +249,13 @@ export function creditsToMicros(text: string): number {
   const micros = Number(match[1]) * MICROS_PER_CREDIT + Number((match[2] ?? '').padEnd(4, '0'));
   if (micros <= 0) throw new UsageError('--credits must be more than 0');
   return micros;
+}
+
+/** A key budget for people: `$5.000000 a day (spent $0.001200 since 2026-11-26T00:00:00.000Z)`. */
+export function formatBudget(budget: KeyBudgetStatus): string {
+  const per = budget.period === 'total' ? 'in total' : `a ${budget.period}`;
+  const since = budget.period === 'total' ? '' : ` since ${new Date(budget.periodStart).toISOString()}`;
+  return `${formatMicros(budget.micros)} ${per} (spent ${formatMicros(budget.spent)}${since})`;
 }
 
 /** Micro-dollars as dollars for people: -$0.000123 style, exact. */

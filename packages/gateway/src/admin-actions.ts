@@ -2,6 +2,9 @@ import { type Account, ACCOUNT_STATES, isAccountState, isPlan, PLAN_NAMES } from
 import {
   type Balance,
   InvalidCursorError,
+  isKeyBudgetPeriod,
+  KEY_BUDGET_PERIODS,
+  type KeyBudget,
   type KeyInfo,
   type LedgerEntry,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -67,6 +70,12 @@ export interface AdminActions {
   /** Revokes a key (again: nothing changes) and answers it as it now is. */
   revokeKey(keyId: string): Promise<AdminResult<KeyInfo>>;
   renameKey(keyId: string, name: unknown): Promise<AdminResult<KeyInfo>>;
+  /**
+   * Sets a key's spend limit (`micros`: a whole number of micro-dollars >= 0; `period`: `total`,
+   * `day` or `month`, UTC), or clears it (`null`), and answers the key with its budget. A revoked
+   * key may have one too.
+   */
+  setKeyBudget(keyId: string, budget: { micros: unknown; period: unknown } | null): Promise<AdminResult<KeyInfo>>;
   /**
    * Adds credits. With an idempotency key the credit is added once per key across the store: a
    * replay (same account and amount) adds nothing and answers the first entry, `replayed: true`;
@@ -181,6 +190,11 @@ export function createAdminActions(store: Store, options: AdminActionsOptions = 
       if (!checked.ok) return checked;
       return onKey(keyId, () => store.setKeyName(keyId, checked.value));
     },
+    async setKeyBudget(keyId, budget) {
+      const checked = checkBudget(budget);
+      if (!checked.ok) return checked;
+      return onKey(keyId, () => store.setKeyBudget(keyId, checked.value));
+    },
     async addCredits(accountId, input) {
       const { micros, idempotencyKey, note } = input;
       if (typeof micros !== 'number' || !Number.isSafeInteger(micros) || micros <= 0) {
@@ -258,6 +272,16 @@ function checkName(name: unknown): AdminResult<string> {
     return invalid('name', `name must be a string of 1 to ${MAX_KEY_NAME} characters without control characters.`);
   }
   return { ok: true, value: name };
+}
+
+function checkBudget(budget: { micros: unknown; period: unknown } | null): AdminResult<KeyBudget | null> {
+  if (budget === null) return { ok: true, value: null };
+  const { micros, period } = budget;
+  if (typeof micros !== 'number' || !Number.isSafeInteger(micros) || micros < 0) {
+    return invalid('micros', `micros must be a whole number of micro-dollars from 0 to ${Number.MAX_SAFE_INTEGER}.`);
+  }
+  if (!isKeyBudgetPeriod(period)) return invalid('period', `period must be one of ${KEY_BUDGET_PERIODS.join(', ')}.`);
+  return { ok: true, value: { micros, period } };
 }
 
 function checkPage(page: { limit?: number; cursor?: string }): AdminResult<{ limit?: number; cursor?: string }> {

@@ -246,6 +246,7 @@ describe('keys', () => {
       prefix: secret.slice(0, 11),
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       revoked_at: null,
+      budget: null,
       secret,
     });
     const keyId = created.body.id as string;
@@ -291,6 +292,86 @@ describe('keys', () => {
     expectError(await call('PATCH', '/admin/v1/keys/key_nope', { body: { name: 'x' } }), 404, 'not_found');
     expectError(await call('POST', '/admin/v1/keys/key_nope/revoke'), 404, 'not_found');
     expectError(await call('POST', `/admin/v1/keys/${body.id}/revoke`, { body: { now: true } }), 400, 'invalid_parameter', 'now');
+  });
+});
+
+describe('key budgets', () => {
+  it("PUT /keys/{id}/budget sets a spend limit, GET shows it with the period's spend, DELETE clears it", async () => {
+    let time = Date.UTC(2026, 10, 26, 13);
+    const store = memoryStore({ now: () => time });
+    const { call, account } = harness(store);
+    const { id } = await account();
+    await call('POST', `/admin/v1/accounts/${id}/credits`, { body: { micros: 100_000 }, headers: { 'idempotency-key': 'budget-test' } });
+    const key = (await call('POST', `/admin/v1/accounts/${id}/keys`, { body: { name: 'ci' } })).body as { id: string };
+    const path = `/admin/v1/keys/${key.id}/budget`;
+    const set = await call('PUT', path, { body: { micros: 5_000, period: 'day' } });
+    expect(set.status).toBe(200);
+    expect(set.headers.get('cache-control')).toBe('no-store');
+    expect(set.body).toMatchObject({ object: 'key', id: key.id, account_id: id });
+    expect(set.body.budget).toEqual({ micros: 5_000, period: 'day', spent_micros: 0, period_start: '2026-11-26T00:00:00.000Z' });
+
+    // The key's charges count; the spend is the period's.
+    const hold = await store.hold(id, { micros: 1_000, ttlMs: 60_000, keyId: key.id });
+    if (!hold.ok) throw new Error('hold refused');
+    await store.settle(hold.value.holdId, { micros: 1_200 });
+    expect((await call('GET', `/admin/v1/keys/${key.id}`)).body.budget).toEqual({
+      micros: 5_000,
+      period: 'day',
+      spent_micros: 1_200,
+      period_start: '2026-11-26T00:00:00.000Z',
+    });
+    expect((await call('GET', `/admin/v1/accounts/${id}/keys`)).body.data[0].budget.spent_micros).toBe(1_200);
+    time = Date.UTC(2026, 10, 27);
+    expect((await call('GET', `/admin/v1/keys/${key.id}`)).body.budget).toMatchObject({ spent_micros: 0, period_start: '2026-11-27T00:00:00.000Z' });
+    time = Date.UTC(2026, 10, 27, 9);
+    // Changing the period recounts the key's charges of the new period from the ledger; total has no period start.
+    expect((await call('PUT', path, { body: { micros: 9_000, period: 'month' } })).body.budget).toEqual({
+      micros: 9_000,
+      period: 'month',
+      spent_micros: 1_200,
+      period_start: '2026-11-01T00:00:00.000Z',
+    });
+    expect((await call('PUT', path, { body: { micros: 0, period: 'total' } })).body.budget).toEqual({
+      micros: 0,
+      period: 'total',
+      spent_micros: 1_200,
+      period_start: null,
+    });
+    // The store now refuses the key's holds for its budget.
+    expect(await store.hold(id, { micros: 0, ttlMs: 60_000, keyId: key.id })).toMatchObject({ ok: false, error: { reason: 'key_budget' } });
+
+    const cleared = await call('DELETE', path);
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.budget).toBeNull();
+    expect((await call('GET', `/admin/v1/keys/${key.id}`)).body.budget).toBeNull();
+    expect((await call('DELETE', path, { body: {} })).body.budget).toBeNull();
+    expect((await store.hold(id, { micros: 0, ttlMs: 60_000, keyId: key.id })).ok).toBe(true);
+  });
+
+  it('refuses a malformed budget naming the field, an unknown key with 404, and other methods with 405', async () => {
+    const { call, account, store } = harness();
+    const { id } = await account();
+    const key = (await call('POST', `/admin/v1/accounts/${id}/keys`, { body: { name: 'ci' } })).body as { id: string };
+    const path = `/admin/v1/keys/${key.id}/budget`;
+    for (const micros of [-1, 1.5, '100', null, Number.MAX_SAFE_INTEGER + 2, true]) {
+      expectError(await call('PUT', path, { body: { micros, period: 'day' } }), 400, 'invalid_parameter', 'micros');
+    }
+    for (const period of ['week', 'DAY', '', 1, null]) {
+      expectError(await call('PUT', path, { body: { micros: 10, period } }), 400, 'invalid_parameter', 'period');
+    }
+    expectError(await call('PUT', path, { body: { period: 'day' } }), 400, 'invalid_parameter', 'micros');
+    expectError(await call('PUT', path, { body: { micros: 10 } }), 400, 'invalid_parameter', 'period');
+    expectError(await call('PUT', path, { body: { micros: 10, period: 'day', spent: 0 } }), 400, 'invalid_parameter', 'spent');
+    expectError(await call('DELETE', path, { body: { micros: 0 } }), 400, 'invalid_parameter', 'micros');
+    expectError(await call('PUT', path, { body: '[1]' }), 400, 'invalid_request_body');
+    // Nothing was set by any of them.
+    expect((await store.getKey(key.id))?.budget).toBeUndefined();
+    expectError(await call('PUT', '/admin/v1/keys/key_nope/budget', { body: { micros: 10, period: 'day' } }), 404, 'not_found');
+    expectError(await call('DELETE', '/admin/v1/keys/key_nope/budget'), 404, 'not_found');
+    const wrong = await call('GET', path);
+    expectError(wrong, 405, 'method_not_allowed');
+    expect(wrong.headers.get('allow')).toBe('PUT, DELETE');
+    expectError(await call('POST', path, { body: { micros: 10, period: 'day' } }), 405, 'method_not_allowed');
   });
 });
 

@@ -69,7 +69,7 @@ interface RouteSpec {
   run(call: Call): Promise<Response>;
 }
 
-type Methods = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH', RouteSpec>>;
+type Methods = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', RouteSpec>>;
 
 /**
  * The operator's HTTP API under `/admin/v1` (docs/admin-api.md): accounts, keys, credits (with an
@@ -163,6 +163,13 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
     PATCH: { body: ['name'], run: async ({ id, body }) => answer(await actions.renameKey(id, need(body, 'name')), keyJson) },
   };
   const keyRevoke: Methods = { POST: { body: [], run: async ({ id }) => answer(await actions.revokeKey(id), keyJson) } };
+  const keyBudget: Methods = {
+    PUT: {
+      body: ['micros', 'period'],
+      run: async ({ id, body }) => answer(await actions.setKeyBudget(id, { micros: need(body, 'micros'), period: need(body, 'period') }), keyJson),
+    },
+    DELETE: { body: [], run: async ({ id }) => answer(await actions.setKeyBudget(id, null), keyJson) },
+  };
 
   /** `/admin/v1/accounts/{id}/<sub>`. */
   const accountSubs: Record<string, Methods> = {
@@ -187,6 +194,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
     if (resource === 'keys' && id !== undefined) {
       if (sub === undefined) return { methods: key, id };
       if (sub === 'revoke') return { methods: keyRevoke, id };
+      if (sub === 'budget') return { methods: keyBudget, id };
     }
     return undefined;
   };

@@ -1,5 +1,5 @@
 import type { Account } from '@tollgate/core';
-import type { Balance, KeyInfo, LedgerEntry, UsageRow } from '@tollgate/billing';
+import type { Balance, KeyBudgetStatus, KeyInfo, LedgerEntry, UsageRow } from '@tollgate/billing';
 import type { AdminRefusal, AdminUsageQuery } from './admin-actions';
 
 /**
@@ -24,6 +24,17 @@ export function keyJson(key: KeyInfo) {
     prefix: key.prefix,
     created_at: iso(key.createdAt),
     revoked_at: key.revokedAt === undefined ? null : iso(key.revokedAt),
+    budget: key.budget === undefined ? null : keyBudgetJson(key.budget),
+  };
+}
+
+/** A key's spend limit: `period_start` is null for a `total` budget (it never starts again). */
+export function keyBudgetJson(budget: KeyBudgetStatus) {
+  return {
+    micros: budget.micros,
+    period: budget.period,
+    spent_micros: budget.spent,
+    period_start: budget.period === 'total' ? null : iso(budget.periodStart),
   };
 }
 
