@@ -5,12 +5,13 @@
  * gateway's `readBody` does, then answers a JSON string (non-streamed) or a pull-based stream of 40
  * SSE events, each ready at once (streamed), with the gateway's reply headers. autocannon drives it
  * with 32 connections; the figure is the child's CPU µs per request (from /proc), alternating the
- * two adapters `BENCH_ROUNDS` times (default 3).
+ * two adapters `BENCH_ROUNDS` times (default 3); then the median time to the first body byte of 300
+ * streamed requests sent one at a time.
  *
  * Run: `npx tsx bench/listener-only.ts` (`BENCH_SECONDS`, default 3).
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import { startChild } from './start-child';
@@ -84,15 +85,40 @@ async function measure(): Promise<void> {
         });
         const after = cpuMicros(child.pid);
         if (result.errors + result.non2xx + result.timeouts > 0) throw new Error(`${mode} ${path}: errors`);
-        const key = `${mode} ${path === '/json' ? 'non-streamed' : 'streamed'}`;
+        const key = `${mode} ${path === '/json' ? 'non-streamed' : 'streamed'} CPU µs/req`;
         const figure = Math.round((after - before) / result.requests.total);
         figures[key] = [...(figures[key] ?? []), figure];
       }
+      const ttfb = await firstBytes(`${child.info.url}/stream`, body, 300);
+      figures[`${mode} TTFB µs p50`] = [...(figures[`${mode} TTFB µs p50`] ?? []), ttfb];
       await child.stop();
     }
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-  for (const [key, values] of Object.entries(figures)) console.log(`${key.padEnd(18)} CPU µs/req ${values.join(', ')}; median ${median(values)}`);
+  for (const [key, values] of Object.entries(figures)) console.log(`${key.padEnd(30)} ${values.join(', ')}; median ${median(values)}`);
+}
+
+/** Median time from sending a streamed request to its first body byte, one request at a time, in µs. */
+async function firstBytes(url: string, body: string, samples: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const times: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    times.push(
+      await new Promise<number>((resolve, reject) => {
+        const started = process.hrtime.bigint();
+        const outgoing = httpRequest(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (response) => {
+          response.once('data', () => resolve(Number(process.hrtime.bigint() - started) / 1_000));
+          response.on('end', () => undefined);
+          response.resume();
+        });
+        outgoing.on('error', reject);
+        outgoing.end(body);
+      }),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  agent.destroy();
+  return Math.round([...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? Number.NaN);
 }
 
 function cpuMicros(pid: number): number {
