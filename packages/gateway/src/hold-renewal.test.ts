@@ -276,6 +276,7 @@ describe('renewal', () => {
     // A stream that delivered something and then stalls: its checkpoint is what it is charged.
     h.fake.setFaults(() => ({ kind: 'stall', afterChunks: 3 }));
     const streamPending = h.send('/v1/chat/completions', chatBody({ stream: true }), client.signal);
+    await reached(h, 1);
     await sweepingUntil(h, streamPending, 2_000);
     const stream = stepReader(await streamPending);
     await sweepingUntil(h, stream.take(2), LONG + 1_000);
