@@ -98,6 +98,69 @@ if (!installed && process.env.CI === 'true') {
       }
     });
 
+    it('keeps a key to its budget across instances: simultaneous holds, and holds racing settles', async () => {
+      const { pg, name, url } = await fresh();
+      const stores = Array.from({ length: 4 }, () => postgresStore(url, { max: 5 }));
+      try {
+        const account = await stores[0]!.createAccount({ plan: 'free' });
+        await stores[1]!.addCredits(account.id, 1_000_000);
+        const { id: key } = await stores[2]!.createKey(account.id, 'shared');
+        await stores[3]!.setKeyBudget(key, { micros: 1_000, period: 'day' });
+        const results = await Promise.all(
+          Array.from({ length: 120 }, (_, index) => stores[index % 4]!.hold(account.id, { micros: 9, ttlMs: 60_000, keyId: key })),
+        );
+        expect(results.filter((result) => result.ok).length).toBe(111);
+        for (const result of results) if (!result.ok) expect(result.error).toMatchObject({ reason: 'key_budget', available: 1 });
+
+        const { id: racing } = await stores[0]!.createKey(account.id, 'racing');
+        await stores[1]!.setKeyBudget(racing, { micros: 1_000, period: 'month' });
+        const charged = await Promise.all(
+          Array.from({ length: 60 }, async (_, index): Promise<number> => {
+            const held = await stores[index % 4]!.hold(account.id, { micros: 100, ttlMs: 60_000, keyId: racing });
+            if (!held.ok) return 0;
+            // Settled from another instance than the one that held.
+            await stores[(index + 1) % 4]!.settle(held.value.holdId, { micros: 100 });
+            return 100;
+          }),
+        );
+        expect(charged.reduce((sum, micros) => sum + micros, 0)).toBe(1_000);
+        expect((await stores[2]!.getKey(racing))?.budget?.spent).toBe(1_000);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+        await pg.dropDatabase(name);
+      }
+    });
+
+    it("counts a charge that commits while a key's budget is being set (setKeyBudget waits for the account's row lock)", async () => {
+      const { pg, name, url } = await fresh();
+      const time = Date.UTC(2026, 10, 26, 12);
+      const store = postgresStore(url, { max: 2, now: () => time });
+      const sql = postgres(url, { max: 2, onnotice: () => {} });
+      try {
+        const account = await store.createAccount({ plan: 'free' });
+        await store.addCredits(account.id, 10_000);
+        const { id: key } = await store.createKey(account.id, 'late');
+        let late: Promise<{ budget?: { spent: number } }> | undefined;
+        // A settle of the key commits while the budget is set: it holds the account's row lock from its
+        // entry's insert to its commit, and wrote no counter (the key had no budget yet).
+        await sql.begin(async (tx) => {
+          await tx`INSERT INTO tollgate_entries (id, account_id, micros, kind, created_at, key_id)
+            VALUES ('ent_late', ${account.id}, -300, 'charge', ${time}, ${key})`;
+          late = store.setKeyBudget(key, { micros: 1_000, period: 'day' });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        });
+        expect((await late)?.budget?.spent).toBe(300);
+        expect(await store.hold(account.id, { micros: 701, ttlMs: 60_000, keyId: key })).toMatchObject({
+          ok: false,
+          error: { reason: 'key_budget', available: 700 },
+        });
+      } finally {
+        await sql.end();
+        await store.close();
+        await pg.dropDatabase(name);
+      }
+    });
+
     it('keeps everything across a restart and refuses to rewrite entries', async () => {
       const { pg, name, url } = await fresh();
       try {

@@ -139,6 +139,37 @@ describe('sqliteStore on a file', () => {
     }
   });
 
+  it("migrates a file of schema 3 to key budgets: its keys have none, and a budget set on one counts the key's earlier charges", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'v3.db');
+    try {
+      const old = new Database(path);
+      for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
+      old.exec('PRAGMA user_version = 3');
+      old.prepare("INSERT INTO accounts (id, plan, state, created_at) VALUES ('acc_old', 'pro', 'active', 1)").run();
+      old.prepare("INSERT INTO keys (id, account_id, name, hash, prefix, created_at) VALUES ('key_old', 'acc_old', 'old', 'h', 'sk_svc_abcd', 1)").run();
+      old.prepare("INSERT INTO entries (id, account_id, micros, kind, created_at) VALUES ('ent_1', 'acc_old', 1000, 'credit', 1)").run();
+      old.prepare("INSERT INTO entries (id, account_id, micros, kind, created_at, key_id) VALUES ('ent_2', 'acc_old', -300, 'charge', 2, 'key_old')").run();
+      old.close();
+      const store = sqliteStore(path, { now: () => 10 });
+      expect((await store.getKey('key_old'))?.budget).toBeUndefined();
+      expect((await store.listKeys('acc_old')).map((key) => key.budget)).toEqual([undefined]);
+      expect((await store.setKeyBudget('key_old', { micros: 500, period: 'total' })).budget).toEqual({
+        micros: 500,
+        period: 'total',
+        spent: 300,
+        periodStart: 0,
+      });
+      expect(await store.hold('acc_old', { micros: 201, ttlMs: 1_000, keyId: 'key_old' })).toMatchObject({
+        ok: false,
+        error: { reason: 'key_budget', available: 200 },
+      });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to rewrite or delete ledger entries', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
     const path = join(dir, 'x.db');
@@ -170,6 +201,31 @@ describe('sqliteStore on a file', () => {
       const held = outputs.reduce((sum, output) => sum + (JSON.parse(output.stdout) as { held: number }).held, 0);
       expect(held).toBe(994);
       expect(await store.getBalance(account.id)).toEqual({ balance: 1_000, held: 994, available: 6 });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("never holds more than a key's budget when several processes hold on that key at once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'shared.db');
+    try {
+      const store = sqliteStore(path);
+      const account = await store.createAccount({ plan: 'free' });
+      await store.addCredits(account.id, 100_000);
+      const { id: key } = await store.createKey(account.id, 'shared');
+      await store.setKeyBudget(key, { micros: 1_000, period: 'month' });
+      const worker = new URL('./sqlite-hold-worker.ts', import.meta.url).pathname;
+      const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', worker, path, account.id, '80', '7', key], { cwd: process.cwd() });
+      const outputs = await Promise.all([run(), run(), run()]);
+      const held = outputs.reduce((sum, output) => sum + (JSON.parse(output.stdout) as { held: number }).held, 0);
+      expect(held).toBe(994);
+      expect(await store.getBalance(account.id)).toEqual({ balance: 100_000, held: 994, available: 99_006 });
+      expect(await store.hold(account.id, { micros: 7, ttlMs: 60_000, keyId: key })).toMatchObject({
+        ok: false,
+        error: { reason: 'key_budget', available: 6 },
+      });
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
