@@ -144,19 +144,27 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
     return { balance, held, available: balance - held };
   };
   /**
-   * What the budget of a hold's key leaves (undefined: no key, an unknown key, or no budget). Read
-   * under the account's row lock: every charge of the key updates the counter under it too.
+   * The account's open holds and, when the hold names a key, the key's budget, spend counter and
+   * open holds, in one statement (no round trip more than a hold without a key). Read under the
+   * account's row lock: every charge of the account updates its key's counter under it too.
    */
-  const keyRemaining = async (tx: postgres.TransactionSql, accountId: string, keyId: string | undefined, at: number) => {
-    if (keyId === undefined) return undefined;
-    const [key] = await tx<(KeyRow & { held: Int })[]>`
-      SELECT ${tx(KEY_COLUMNS)}, (SELECT coalesce(sum(h.micros), 0) FROM tollgate_holds h
-                                  WHERE h.account_id = ${accountId} AND h.state = 'open' AND h.expires_at > ${at} AND h.key_id = ${keyId}) AS held
-      FROM tollgate_keys WHERE id = ${keyId}`;
-    if (key === undefined) return undefined;
-    if (key.account_id !== accountId) throw new Error(`key ${keyId} is not of account ${accountId}`);
-    const { budget, spend } = toBudget(key);
-    return budget === undefined ? undefined : keyBudgetRemaining(budget, spend, toNumber(key.held), at);
+  const heldFor = async (tx: postgres.TransactionSql, accountId: string, keyId: string | undefined, at: number) => {
+    const open = tx`SELECT coalesce(sum(micros), 0) FROM tollgate_holds WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
+    if (keyId === undefined) {
+      const [row] = await tx<{ held: Int }[]>`SELECT (${open}) AS held`;
+      return { held: toNumber(row?.held ?? 0), keyRemaining: undefined };
+    }
+    const [row] = await tx<(KeyRow & { held: Int; key_held: Int; key_id: string | null })[]>`
+      SELECT (${open}) AS held, (${open} AND key_id = ${keyId}) AS key_held, k.id AS key_id, k.account_id, k.budget_micros, k.budget_period,
+             k.budget_spent, k.budget_since
+      FROM (SELECT 1) AS one LEFT JOIN tollgate_keys k ON k.id = ${keyId}`;
+    if (row === undefined) throw new Error('no row');
+    const held = toNumber(row.held);
+    // A key id the store does not know is only recorded on the charge.
+    if (row.key_id === null) return { held, keyRemaining: undefined };
+    if (row.account_id !== accountId) throw new Error(`key ${keyId} is not of account ${accountId}`);
+    const { budget, spend } = toBudget({ ...row, id: keyId });
+    return { held, keyRemaining: budget === undefined ? undefined : keyBudgetRemaining(budget, spend, toNumber(row.key_held), at) };
   };
   /**
    * Adds a charge to its key's period counter (a key without a budget keeps none), in the charge's
@@ -335,9 +343,8 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
         // the sum below is a new statement, so it sees every hold committed before the lock was granted.
         const { balance } = await account(tx, accountId, true);
         const at = now();
-        const [row] = await tx<{ held: Int }[]>`SELECT coalesce(sum(micros), 0) AS held FROM tollgate_holds
-          WHERE account_id = ${accountId} AND state = 'open' AND expires_at > ${at}`;
-        const decision = decideHold(toNumber(balance), toNumber(row?.held ?? 0), input, await keyRemaining(tx, accountId, input.keyId, at));
+        const { held, keyRemaining } = await heldFor(tx, accountId, input.keyId, at);
+        const decision = decideHold(toNumber(balance), held, input, keyRemaining);
         if (!decision.ok) return decision;
         const id = newHoldId();
         await tx`INSERT INTO tollgate_holds (id, account_id, micros, created_at, expires_at, request_id, key_id, model)
