@@ -1,6 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getRequestListener, RequestError } from '@hono/node-server';
 import { errorRecord, type ErrorCode, HEADER } from '@tollgate/core';
 
 /** A `clientError` as Node's HTTP server emits it: a parser error code and the bytes it choked on. */
@@ -78,57 +76,4 @@ function replyUnderWay(socket: Duplex): boolean {
 
 function packetText(packet: unknown): string {
   return packet instanceof Uint8Array ? Buffer.from(packet).toString('latin1', 0, Math.min(packet.byteLength, 8_192)) : '';
-}
-
-/** Options of {@link answerBelowGateway}. */
-export interface BelowGatewayOptions {
-  /** The gateway's fetch. */
-  fetch: (request: Request) => Response | Promise<Response>;
-  /** `X-Service-Version`. */
-  version: string;
-  /** The host name requests are resolved against (the server's `HOST`). */
-  hostname: string;
-  /** Where an error the gateway let escape is reported (never to the client). */
-  onError: (error: unknown) => void;
-}
-
-/**
- * Makes every reply of the node:http server under the gateway a reply the docs describe
- * (docs/http-api.md): parser errors via {@link answerClientError}; CONNECT, which Node hands to a
- * `connect` listener and otherwise drops, is the plain-text 405; a request the adapter cannot turn
- * into a `Request` (a target such as `*`, a backslash in the path, no Host header) is 400
- * `invalid_request_body`, where @hono/node-server would send a bare 400; and an error escaping the
- * gateway is a 503 `service_unavailable` envelope, not a bare 500.
- *
- * @example
- * const server = serve({ fetch: gateway.fetch, port: 8080 });
- * answerBelowGateway(server, { fetch: gateway.fetch, version, hostname: '127.0.0.1', onError: console.error });
- */
-export function answerBelowGateway(server: Server, options: BelowGatewayOptions): void {
-  const { version } = options;
-  const envelope = (status: number, code: ErrorCode, message: string) =>
-    new Response(JSON.stringify(errorRecord(code, message)), { status, headers: { 'content-type': 'application/json', [HEADER.serviceVersion]: version } });
-  // serve() installed hono's listener without an error handler: put the same listener back with one.
-  server.removeAllListeners('request');
-  server.on(
-    'request',
-    getRequestListener(options.fetch, {
-      hostname: options.hostname,
-      errorHandler: (error) => {
-        if (error instanceof RequestError) return envelope(400, 'invalid_request_body', 'The request target or Host header is not valid.');
-        options.onError(error);
-        return envelope(503, 'service_unavailable', 'The service could not start the request; retry.');
-      },
-    }),
-  );
-  // Node's own Host check answers a bare 400 (a property @types/node 20 does not declare yet).
-  Reflect.set(server, 'requireHostHeader', false);
-  server.on('clientError', answerClientError(version));
-  server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
-    socket.end(
-      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: text/plain; charset=utf-8\r\n${HEADER.serviceVersion}: ${version}\r\n` +
-        'content-length: 18\r\nconnection: close\r\n\r\nMethod Not Allowed',
-    );
-    setTimeout(() => socket.destroy(), 5_000).unref();
-  });
 }

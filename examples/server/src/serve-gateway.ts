@@ -2,12 +2,25 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorRecord, type ErrorCode, HEADER } from '@tollgate/core';
 import { createNodeListener } from '@tollgate/node';
-import { answerClientError, type BelowGatewayOptions } from './client-error';
+import { answerClientError } from './client-error';
+
+/** Options of {@link serveGateway}. */
+export interface ServeGatewayOptions {
+  /** The gateway's fetch. */
+  fetch: (request: Request) => Response | Promise<Response>;
+  /** `X-Service-Version`. */
+  version: string;
+  /** The host name requests are resolved against (the server's `HOST`), and listened on. */
+  hostname: string;
+  /** The port to listen on (0: any free one). */
+  port: number;
+  /** Where an error the gateway let escape is reported (never to the client). */
+  onError: (error: unknown) => void;
+}
 
 /**
  * The gateway's node:http server on `createNodeListener` of `@tollgate/node` (no Hono adapter on
- * the hot path), with the replies below the gateway that `answerBelowGateway` gives a Hono-served
- * one (docs/http-api.md): parser errors via `answerClientError`; CONNECT is the plain-text 405; a
+ * the hot path), where every reply below the gateway is one the docs describe (docs/http-api.md): parser errors via `answerClientError`; CONNECT is the plain-text 405; a
  * request that cannot be a web `Request` (a target such as `*`, a backslash in the path, a bad
  * Host) is 400 `invalid_request_body`; a request without Host is served on `hostname`; an error
  * escaping the gateway is a 503 `service_unavailable` envelope, never a 500, and goes to `onError`.
@@ -16,7 +29,7 @@ import { answerClientError, type BelowGatewayOptions } from './client-error';
  * @example
  * const server = serveGateway({ fetch: gateway.fetch, version, hostname: '127.0.0.1', port: 8080, onError: console.error });
  */
-export function serveGateway(options: BelowGatewayOptions & { port: number }): Server {
+export function serveGateway(options: ServeGatewayOptions): Server {
   const { version } = options;
   const envelope = (status: number, code: ErrorCode, message: string) =>
     new Response(JSON.stringify(errorRecord(code, message)), { status, headers: { 'content-type': 'application/json', [HEADER.serviceVersion]: version } });

@@ -105,8 +105,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   );
   const demoKey = options.demo === false ? undefined : await createDemoAccount(store, config.dataDir);
 
-  // The gateway on createNodeListener of @tollgate/node (no Hono adapter on the hot path), with the
-  // replies below the gateway that answerBelowGateway gives a Hono-served one (serve-gateway.ts).
+  // The gateway on createNodeListener of @tollgate/node (no Hono adapter on the hot path), every
+  // reply below the gateway one the docs describe (serve-gateway.ts).
   const server = await listen(
     serveGateway({
       fetch: gateway.fetch,
@@ -153,7 +153,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         return response;
       });
     }
-    admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host }) as Server);
+    // overrideGlobalObjects: false — Hono's adapter would otherwise swap the process's global
+    // Request and Response for its own, under the gateway too (which bench/ measures without them).
+    admin = await listen(serve({ fetch: app.fetch, port: config.adminPort, hostname: config.host, overrideGlobalObjects: false }) as Server);
     adminUrl = `http://${hostOf(config.host)}:${(admin.address() as AddressInfo).port}`;
   } else if (config.adminToken !== undefined) {
     log({ level: 'warn', msg: 'TOLLGATE_ADMIN_TOKEN is set but ADMIN_PORT=0 turns the admin port off: no admin API' });
