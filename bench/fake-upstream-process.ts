@@ -6,7 +6,8 @@
 import { fakeOpenAI } from '@tollgate/testing';
 import { listen } from '@tollgate/testing/server';
 
-const fake = fakeOpenAI({ reply: 'The quick brown fox jumps over the lazy dog. '.repeat(4) });
+// 17 words: streamed, 20 chunks (the role, a word each, the finish, the usage) and then [DONE].
+const fake = fakeOpenAI({ reply: 'The quick brown fox jumps over the lazy dog and the quick brown fox runs far away.' });
 const server = await listen(fake.handle);
 // The fake records every request for tests; a bench run would grow that list for nothing.
 setInterval(() => {
