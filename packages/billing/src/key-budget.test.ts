@@ -36,9 +36,11 @@ describe('key budget periods', () => {
   it('refuses a malformed budget', () => {
     expect(() => assertKeyBudget(null)).not.toThrow();
     expect(() => assertKeyBudget({ micros: 0, period: 'total' })).not.toThrow();
-    expect(() => assertKeyBudget({ micros: -1, period: 'day' })).toThrow(RangeError);
+    expect(() => assertKeyBudget({ micros: -1, period: 'day' })).toThrow(
+      new RangeError('key budget micros must be a non-negative safe integer of micro-dollars'),
+    );
     expect(() => assertKeyBudget({ micros: 2 ** 53, period: 'day' })).toThrow(RangeError);
     expect(() => assertKeyBudget({ micros: 1, period: 'week' as 'day' })).toThrow(new RangeError('key budget period must be one of total, day, month'));
-    expect(() => assertKeyBudget('1000' as never)).toThrow(TypeError);
+    expect(() => assertKeyBudget('1000' as never)).toThrow(new TypeError('key budget must be an object or null'));
   });
 });

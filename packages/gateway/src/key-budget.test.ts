@@ -61,6 +61,8 @@ describe('key budgets', () => {
     // 88 left: the whole 500-token default needs 1,019, but 88 still fits the minimum of 50 (output lowered).
     const lowered = await t.post('/v1/chat/completions', chatBody());
     expect(lowered.status).toBe(200);
+    // The header the spec has for a lowered output limit; it says `balance` whichever limit lowered it.
+    expect(lowered.headers.get('x-output-limited')).toBe('balance');
     await lowered.json();
     // (88 - 19) / 2 = 34 output tokens fit what the budget left.
     expect(t.fake.requests.at(-1)?.body.max_completion_tokens).toBe(34);
