@@ -237,29 +237,13 @@ describe('balance.low and balance.negative', () => {
 });
 
 describe('key.budget_reached', () => {
-  /** A store whose holds for the test key are refused by its budget while `refusing` is set. */
-  async function budgeted() {
+  it('fires on a key budget refusal (402), once per key until a hold of it passes again', async () => {
     const store = memoryStore();
-    const hold = store.hold.bind(store);
-    const state = { refusing: false };
-    vi.spyOn(store, 'hold').mockImplementation(async (accountId, input) =>
-      state.refusing
-        ? { ok: false, error: { code: 'insufficient_balance', message: 'The key reached its budget.', available: -5, reason: 'key_budget' } }
-        : hold(accountId, input),
-    );
-    const getKey = store.getKey.bind(store);
-    vi.spyOn(store, 'getKey').mockImplementation(async (keyId) => {
-      const key = await getKey(keyId);
-      return key && { ...key, budget: { micros: 50_000, period: 'day', spent: 50_005, periodStart: 0 } };
-    });
     const events: GatewayEvent[] = [];
     const t = await setup({ store, onEvent: (event) => events.push(event) });
-    return { t, state, events };
-  }
-
-  it('fires on a key budget refusal (402), once per key until a hold of it passes again', async () => {
-    const { t, state, events } = await budgeted();
-    state.refusing = true;
+    // Room for one request, not two.
+    await store.setKeyBudget(t.keyId, { micros: 60, period: 'day' });
+    expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
     const refused = await t.post('/v1/chat/completions', chatBody());
     expect(refused.status).toBe(402);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_balance');
@@ -271,25 +255,38 @@ describe('key.budget_reached', () => {
         created_at: new Date(t.clock.now()).toISOString(),
         key_id: t.keyId,
         account_id: t.accountId,
-        budget_micros: 50_000,
+        budget_micros: 60,
         budget_period: 'day',
         request_id: expect.stringMatching(/^req_/),
       },
     ]);
+    // The refused request has no charge; its id is the event's source all the same.
+    expect(events[0]?.id).toBe(`evt_key_budget_reached_${(events[0] as { request_id: string }).request_id}`);
 
     // Refused again: the same occurrence, not reported again.
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(402);
     await afterReplies();
     expect(events).toHaveLength(1);
 
-    // The budget was raised (a hold passes), then reached again: reported again, with a new id.
-    state.refusing = false;
+    // The budget raised (a hold passes), then reached again: reported again, with a new id.
+    await store.setKeyBudget(t.keyId, { micros: 1_000_000, period: 'month' });
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
-    state.refusing = true;
+    await store.setKeyBudget(t.keyId, { micros: 1, period: 'total' });
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(402);
     await afterReplies();
     expect(events).toHaveLength(2);
+    expect(events[1]).toMatchObject({ type: 'key.budget_reached', budget_micros: 1, budget_period: 'total' });
     expect(events[1]?.id).not.toBe(events[0]?.id);
+  });
+
+  it('without a hook a budget refusal reads nothing more', async () => {
+    const store = memoryStore();
+    const t = await setup({ store });
+    await store.setKeyBudget(t.keyId, { micros: 1, period: 'day' });
+    const getKey = vi.spyOn(store, 'getKey');
+    expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(402);
+    await afterReplies();
+    expect(getKey).not.toHaveBeenCalled();
   });
 
   it('an account balance refusal is not a budget event', async () => {

@@ -1,4 +1,4 @@
-import type { Store } from '@tollgate/billing';
+import type { InsufficientBalance, KeyBudget, KeyBudgetPeriod, Store } from '@tollgate/billing';
 import type { Timers } from '@tollgate/core';
 import type { Principal, RequestLog } from './gateway-options';
 
@@ -42,7 +42,7 @@ export interface KeyBudgetReachedEvent extends EventBase {
   account_id: string;
   /** The key's budget, micro-dollars, and its period (`total`, `day`, `month`), as read just after; null if that read failed. */
   budget_micros: number | null;
-  budget_period: string | null;
+  budget_period: KeyBudgetPeriod | null;
   /** The first request refused. */
   request_id: string;
 }
@@ -166,7 +166,7 @@ export function noteHold(
   gateway: { options: { onEvent?: EventHook | undefined }; store: Store; now: () => number },
   principal: Principal,
   requestId: string,
-  refusal: object | undefined,
+  refusal: InsufficientBalance | undefined,
 ): void {
   const { onEvent } = gateway.options;
   const keyId = principal.keyId;
@@ -176,7 +176,7 @@ export function noteHold(
     keys?.delete(keyId);
     return;
   }
-  if ((refusal as { reason?: unknown }).reason !== 'key_budget') return;
+  if (refusal.reason !== 'key_budget') return;
   if (keys === undefined) {
     keys = new Map();
     atBudget.set(gateway, keys);
@@ -186,9 +186,9 @@ export function noteHold(
   keys.set(keyId, true);
   const created_at = new Date(gateway.now()).toISOString();
   void (async () => {
-    let budget: { micros?: unknown; period?: unknown } | undefined;
+    let budget: KeyBudget | undefined;
     try {
-      budget = ((await gateway.store.getKey(keyId)) as { budget?: { micros?: unknown; period?: unknown } } | undefined)?.budget;
+      budget = (await gateway.store.getKey(keyId))?.budget;
     } catch {
       // Reported without the budget.
     }
@@ -198,8 +198,8 @@ export function noteHold(
       created_at,
       key_id: keyId,
       account_id: principal.account.id,
-      budget_micros: typeof budget?.micros === 'number' ? budget.micros : null,
-      budget_period: typeof budget?.period === 'string' ? budget.period : null,
+      budget_micros: budget?.micros ?? null,
+      budget_period: budget?.period ?? null,
       request_id: requestId,
     });
   })();
