@@ -144,6 +144,17 @@ async function operatorRound(server: RunningServer): Promise<void> {
   } while (cursor !== null);
   expect(listed).toContain(id);
   expect(new Set(listed).size).toBe(listed.length);
+  expect((await admin('GET', `/admin/v1/accounts/${id}`)).body).toMatchObject({ id, plan: 'plus', state: 'active' });
+  expect((await admin('PUT', `/admin/v1/accounts/${id}/plan`, { plan: 'pro' })).body.plan).toBe('pro');
+  expect((await admin('GET', `/admin/v1/accounts/${id}`)).body.plan).toBe('pro');
+  const keys = await admin('GET', `/admin/v1/accounts/${id}/keys`);
+  expect(keys.body.data.map((each: { id: string }) => each.id)).toEqual([key.body.id]);
+  expect((await admin('GET', `/admin/v1/keys/${key.body.id}`)).body).toMatchObject({ id: key.body.id, name: 'ci', budget: null });
+  // A key budget: what the key was charged this month counts against it at once.
+  const budget = await admin('PUT', `/admin/v1/keys/${key.body.id}/budget`, { micros: 5_000_000, period: 'month' });
+  expect(budget.status).toBe(200);
+  expect(budget.body.budget).toMatchObject({ micros: 5_000_000, period: 'month', spent_micros: charged });
+  expect((await admin('DELETE', `/admin/v1/keys/${key.body.id}/budget`)).body.budget).toBeNull();
   expect((await admin('PATCH', `/admin/v1/keys/${key.body.id}`, { name: 'renamed' })).body.name).toBe('renamed');
   expect((await admin('POST', `/admin/v1/keys/${key.body.id}/revoke`)).body.revoked_at).toEqual(expect.any(String));
   expect((await fetch(`${server.url}/v1/balance`, { headers: auth })).status).toBe(401);
