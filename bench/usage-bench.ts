@@ -21,6 +21,7 @@ import type { Store, UsageQuery } from '@tollgate/billing';
 import { postgresStore } from '../packages/store-postgres/src/postgres-store';
 import { startPostgres } from '../packages/store-postgres/test/postgres-server';
 import { sqliteStore } from '../packages/store-sqlite/src/sqlite-store';
+import { random } from '../reliability/harness/random';
 
 const ENTRIES = Number(process.argv[2] ?? 1_000_000);
 const ACCOUNTS = 1_000;
@@ -35,18 +36,6 @@ const LIMIT_MS = 200;
 
 const accountId = (index: number) => `acc_bench${String(index).padStart(11, '0')}`;
 const BUSY = accountId(0);
-
-/** A small deterministic PRNG (mulberry32), so both stores get the same rows. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Row {
   id: string;

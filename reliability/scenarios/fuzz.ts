@@ -12,18 +12,7 @@ import { rawExchange, type RawReply } from '../harness/raw-http';
 import { check, type ScenarioResult, type Size } from '../harness/result';
 import { startServerChild } from '../harness/server-child';
 import { catalogueEnv, createAccounts, removeDir, startUpstream } from '../harness/world';
-
-/** A deterministic generator (mulberry32), so a failing run can be replayed from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from '../harness/random';
 
 /** One generated request: its kind (for the table) and its bytes. */
 interface Generated {
