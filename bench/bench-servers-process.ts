@@ -35,10 +35,21 @@ writeFileSync(
   }),
 );
 process.env.BENCH_UPSTREAM_KEY = 'bench-upstream-key';
-const server = await startServer(loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dir, TOLLGATE_CATALOGUE: catalogue }), {
-  log: () => {},
-  demo: false,
-});
+// TOLLGATE_UPSTREAM_MAX_SOCKETS passes through (bench/open-streams.ts raises it to hold every stream open upstream).
+const maxSockets = process.env.TOLLGATE_UPSTREAM_MAX_SOCKETS;
+const server = await startServer(
+  loadConfig({
+    PORT: '0',
+    ADMIN_PORT: '0',
+    TOLLGATE_DATA_DIR: dir,
+    TOLLGATE_CATALOGUE: catalogue,
+    ...(maxSockets ? { TOLLGATE_UPSTREAM_MAX_SOCKETS: maxSockets } : {}),
+  }),
+  {
+    log: () => {},
+    demo: false,
+  },
+);
 // Plan limits are per account (pro: 10 requests a second, burst 61, 10 in flight): spread the load.
 const keys: string[] = [];
 for (let index = 0; index < accounts; index++) {

@@ -23,7 +23,10 @@ const rssMb = (pid: number) => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const upstream = await startChild<{ url: string }>('bench/slow-upstream-process.ts', [String(dripMs)]);
+const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts', [String(dripMs)]);
+// Every stream open upstream at once: the server's pool (256 connections per origin by default)
+// would otherwise queue all but 256 of them behind the others.
+process.env.TOLLGATE_UPSTREAM_MAX_SOCKETS ??= String(streams + 64);
 // Pro accounts admit 10 in flight each (burst 61 a minute): one account per ten streams.
 const servers = await startChild<{ gateway: string; keys: string[] }>('bench/bench-servers-process.ts', [upstream.info.url, String(Math.ceil(streams / 10))]);
 const pid = servers.pid;

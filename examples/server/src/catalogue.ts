@@ -14,8 +14,30 @@ export interface Catalogue {
   simulator: boolean;
 }
 
-/** Every real provider reaches its upstream through one keep-alive node:http pool (docs/benchmarks.md: faster than the global fetch). */
-const upstreamFetch = createUpstreamFetch().fetch;
+/** Connections per upstream origin a process opens at most, in use and idle, unless configured (`TOLLGATE_UPSTREAM_MAX_SOCKETS`). */
+export const DEFAULT_UPSTREAM_MAX_SOCKETS = 256;
+
+const pools = new Map<number, typeof fetch>();
+
+/**
+ * Every real provider reaches its upstream through a keep-alive node:http pool (docs/benchmarks.md:
+ * faster than the global fetch): one per connection cap, shared by every catalogue of the process.
+ * A call beyond the cap waits for a connection of its origin to come free.
+ */
+function upstreamFetchFor(maxSockets: number): typeof fetch {
+  let pool = pools.get(maxSockets);
+  if (pool === undefined) {
+    pool = createUpstreamFetch({ maxSockets }).fetch;
+    pools.set(maxSockets, pool);
+  }
+  return pool;
+}
+
+/** Options of {@link loadCatalogue}. */
+export interface CatalogueOptions {
+  /** Connections per upstream origin (default {@link DEFAULT_UPSTREAM_MAX_SOCKETS}). */
+  upstreamMaxSockets?: number;
+}
 
 const FACTORIES: Record<string, (settings: ProviderSettings) => Provider> = {
   'openai-compatible': openaiCompatible,
@@ -32,10 +54,11 @@ const FACTORIES: Record<string, (settings: ProviderSettings) => Provider> = {
  * engines in the environment (`SEARXNG_URL`, `BRAVE_API_KEY`) add a `web-search` model to either
  * of the last two, ahead of the simulator's `sim-search` so it is the default search model.
  */
-export function loadCatalogue(path: string | undefined, env: NodeJS.ProcessEnv = process.env): Catalogue {
-  if (path) return readCatalogueFile(path, env);
-  const search = environmentSearch(env);
-  const base = environmentCatalogue(env) ?? simulatorCatalogue();
+export function loadCatalogue(path: string | undefined, env: NodeJS.ProcessEnv = process.env, options: CatalogueOptions = {}): Catalogue {
+  const upstreamFetch = upstreamFetchFor(options.upstreamMaxSockets ?? DEFAULT_UPSTREAM_MAX_SOCKETS);
+  if (path) return readCatalogueFile(path, env, upstreamFetch);
+  const search = environmentSearch(env, upstreamFetch);
+  const base = environmentCatalogue(env, upstreamFetch) ?? simulatorCatalogue();
   if (!search) return base;
   const isSearch = (model: ModelConfig) => model.type === 'search';
   return {
@@ -53,7 +76,7 @@ export const ENV_SEARCH_MICROS_PER_CALL = 5_000;
  * (self-hosted, no key) and/or Brave with `BRAVE_API_KEY`. With both, SearXNG is the first route
  * and Brave the failover when SearXNG did not take the call (refused, busy, unavailable).
  */
-function environmentSearch(env: NodeJS.ProcessEnv): { providers: Record<string, Provider>; model: ModelConfig } | undefined {
+function environmentSearch(env: NodeJS.ProcessEnv, upstreamFetch: typeof fetch): { providers: Record<string, Provider>; model: ModelConfig } | undefined {
   const providers: Record<string, Provider> = {};
   if (env.SEARXNG_URL) {
     let url: URL | undefined;
@@ -164,7 +187,7 @@ function simulatorReply(): string {
   return words.slice(0, 400).join(' ');
 }
 
-function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
+function environmentCatalogue(env: NodeJS.ProcessEnv, upstreamFetch: typeof fetch): Catalogue | undefined {
   const providers: Record<string, Provider> = {};
   const models: ModelConfig[] = [];
   const chat = (id: string, provider: string, prompt: number, completion: number, extra: Partial<ChatModelConfig> = {}): ChatModelConfig => ({
@@ -217,7 +240,7 @@ function environmentCatalogue(env: NodeJS.ProcessEnv): Catalogue | undefined {
   return { providers, models, characters: [], simulator: false };
 }
 
-function readCatalogueFile(path: string, env: NodeJS.ProcessEnv): Catalogue {
+function readCatalogueFile(path: string, env: NodeJS.ProcessEnv, upstreamFetch: typeof fetch): Catalogue {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));

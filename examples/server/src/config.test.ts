@@ -10,6 +10,12 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', adminPort: 9090, fetchMicrosPerCall: 0, onLimiterError: 'closed', shutdownGraceSeconds: 30 });
     expect(config.maxInFlight).toBeUndefined();
     expect(config.sharedSearchFetchPerMinute).toBeUndefined();
+    expect(config.upstreamMaxSockets).toBe(256);
+  });
+
+  it('takes the upstream connection cap from TOLLGATE_UPSTREAM_MAX_SOCKETS, at least 1', () => {
+    expect(loadConfig({ TOLLGATE_UPSTREAM_MAX_SOCKETS: '2048' }).upstreamMaxSockets).toBe(2_048);
+    expect(() => loadConfig({ TOLLGATE_UPSTREAM_MAX_SOCKETS: '0' })).toThrow(/TOLLGATE_UPSTREAM_MAX_SOCKETS must be a whole number from 1 to 65535/);
   });
 
   it('treats a variable set to the empty string as unset', () => {

@@ -25,6 +25,8 @@ export interface ServerConfig {
   maxInFlight?: number;
   /** Micro-dollars per page fetch. */
   fetchMicrosPerCall: number;
+  /** Connections per upstream origin, in use and idle (default 256); a call beyond it waits for one. */
+  upstreamMaxSockets: number;
   /** Limits when Redis is down: refuse (`closed`, default) or admit (`open`). */
   onLimiterError: 'closed' | 'open';
   /** Seconds to let in-flight requests finish on SIGTERM (default 30). */
@@ -71,6 +73,7 @@ const FILE_KEYS = new Set([
   'sharedSearchFetchPerMinute',
   'maxInFlight',
   'fetchMicrosPerCall',
+  'upstreamMaxSockets',
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
@@ -108,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     dataDir: resolve(string(pick('TOLLGATE_DATA_DIR', 'dataDir'), 'TOLLGATE_DATA_DIR') ?? 'data'),
     version: `tollgate/${VERSION}`,
     fetchMicrosPerCall: integer(pick('TOLLGATE_FETCH_MICROS', 'fetchMicrosPerCall'), 'TOLLGATE_FETCH_MICROS', 0, 0, Number.MAX_SAFE_INTEGER),
+    upstreamMaxSockets: integer(pick('TOLLGATE_UPSTREAM_MAX_SOCKETS', 'upstreamMaxSockets'), 'TOLLGATE_UPSTREAM_MAX_SOCKETS', 256, 1, 65_535),
     onLimiterError: limiterMode(pick('TOLLGATE_LIMITER_ON_ERROR', 'onLimiterError')),
     shutdownGraceSeconds: integer(pick('TOLLGATE_SHUTDOWN_GRACE', 'shutdownGraceSeconds'), 'TOLLGATE_SHUTDOWN_GRACE', 30, 0, 3600),
   };

@@ -46,7 +46,7 @@ export interface StartOptions {
  */
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
-  const catalogue = loadCatalogue(config.cataloguePath);
+  const catalogue = loadCatalogue(config.cataloguePath, process.env, { upstreamMaxSockets: config.upstreamMaxSockets });
   const store = openStore(config);
   const limiter = openLimiter(config);
   if (!config.databaseUrl) {
