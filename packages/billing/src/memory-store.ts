@@ -293,7 +293,8 @@ export function createMemoryStore(options: StoreOptions = {}): { store: Store; s
       let count = 0;
       for (const checkpoint of checkpoints) {
         const row = state.holds.get(checkpoint.holdId);
-        if (row === undefined || row.state !== 'open') continue;
+        // An expired hold no longer counts as held (its money may be held again): never revive it.
+        if (row === undefined || row.state !== 'open' || row.expiresAt <= at) continue;
         row.delivered = Math.min(row.micros, Math.max(row.delivered, checkpoint.micros));
         row.expiresAt = Math.max(row.expiresAt, at + checkpoint.ttlMs);
         count++;

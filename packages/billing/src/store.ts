@@ -346,8 +346,10 @@ export interface Ledger {
    * Records what streams delivered on their open holds, all in one atomic write (the gateway
    * batches every stream of a tick into one call), so a crash loses at most one tick of delivery.
    * Per hold it raises the recorded amount, never lowers it, never past the hold's `micros`, and
-   * extends the hold's expiry to at least `ttlMs` from now. Holds no longer open, and unknown ones,
-   * are skipped. Returns how many holds it recorded. Optional: without it the gateway writes none,
+   * extends the hold's expiry to at least `ttlMs` from now. Holds no longer open, holds whose expiry
+   * has passed (they stopped counting as held, so their money may be held again: a late renewal
+   * must not bring them back; the sweep closes them at their last checkpoint), and unknown ones are
+   * skipped. Returns how many holds it recorded. Optional: without it the gateway writes none,
    * and a stream cut by a crash is charged nothing.
    */
   checkpoint?(checkpoints: readonly HoldCheckpoint[]): Promise<number>;

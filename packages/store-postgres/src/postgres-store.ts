@@ -435,11 +435,11 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
           SELECT hold_id, max(micros) AS micros, max(expires_at) AS expires_at
           FROM jsonb_to_recordset(${sql.json(rows)}::jsonb) AS c(hold_id text, micros bigint, expires_at bigint) GROUP BY hold_id
         ), locked AS (
-          SELECT h.id FROM tollgate_holds h JOIN batch b ON b.hold_id = h.id WHERE h.state = 'open' ORDER BY h.id FOR UPDATE OF h
+          SELECT h.id FROM tollgate_holds h JOIN batch b ON b.hold_id = h.id WHERE h.state = 'open' AND h.expires_at > ${at} ORDER BY h.id FOR UPDATE OF h
         )
         UPDATE tollgate_holds h
         SET delivered_micros = least(h.micros, greatest(h.delivered_micros, b.micros)), expires_at = greatest(h.expires_at, b.expires_at)
-        FROM batch b, locked l WHERE h.id = b.hold_id AND l.id = h.id AND h.state = 'open'`;
+        FROM batch b, locked l WHERE h.id = b.hold_id AND l.id = h.id AND h.state = 'open' AND h.expires_at > ${at}`;
       return result.count;
     },
     async releaseExpired() {

@@ -144,7 +144,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     getHold: db.prepare('SELECT id, account_id, state, charged, request_id, key_id, model FROM holds WHERE id = ?'),
     closeHold: db.prepare('UPDATE holds SET state = ?, charged = ?, closed_at = ? WHERE id = ?'),
     checkpoint: db.prepare(
-      "UPDATE holds SET delivered_micros = min(micros, max(delivered_micros, ?)), expires_at = max(expires_at, ?) WHERE id = ? AND state = 'open'",
+      "UPDATE holds SET delivered_micros = min(micros, max(delivered_micros, ?)), expires_at = max(expires_at, ?) WHERE id = ? AND state = 'open' AND expires_at > ?",
     ),
     // `?` is the expiry bound: now for releaseExpired, past every expiry for releaseAllHolds.
     checkpointed: db.prepare(
@@ -425,7 +425,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return transaction(db, 'IMMEDIATE', () => {
         const at = now();
         let count = 0;
-        for (const { holdId, micros, ttlMs } of checkpoints) count += sql.checkpoint.run(micros, at + ttlMs, holdId).changes;
+        for (const { holdId, micros, ttlMs } of checkpoints) count += sql.checkpoint.run(micros, at + ttlMs, holdId, at).changes;
         return count;
       });
     },

@@ -397,6 +397,26 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         expect(await store.settle(live.value.holdId, { micros: 30 })).toEqual({ charged: 20, already: true });
       }));
 
+    it('never brings back a hold whose expiry passed: a late checkpoint skips it, so its money is not held twice', () =>
+      withStore(async ({ store, invariant, funded }) => {
+        const checkpoint = checkpointOf(store);
+        const id = await funded(1_000);
+        const late = await store.hold(id, { micros: 600, ttlMs: 100 });
+        if (!late.ok) throw new Error('hold refused');
+        expect(await checkpoint([{ holdId: late.value.holdId, micros: 50, ttlMs: 100 }])).toBe(1);
+        // Expired, not yet swept: it no longer counts as held, so the same money is held again.
+        time += 150;
+        const next = await store.hold(id, { micros: 600, ttlMs: 1_000 });
+        if (!next.ok) throw new Error('hold refused');
+        // A renewal that comes too late (an instance that stalled past the TTL) records nothing.
+        expect(await checkpoint([{ holdId: late.value.holdId, micros: 80, ttlMs: 1_000 }])).toBe(0);
+        expect(await invariant(id)).toEqual({ balance: 1_000, held: 600, available: 400 });
+        // The sweep closes it at its last checkpoint; a later settle is `already`.
+        expect(await store.releaseExpired()).toBe(1);
+        expect(await store.settle(late.value.holdId, { micros: 500 })).toEqual({ charged: 50, already: true });
+        expect(await invariant(id)).toEqual({ balance: 950, held: 600, available: 350 });
+      }));
+
     it('charges a checkpointed hold once when its settle races the sweep', () =>
       withStore(async ({ store, invariant, funded }) => {
         const checkpoint = checkpointOf(store);
