@@ -6,6 +6,7 @@ import { createCharacterMatcher, parseJsonStrict, readBody } from '@tollgate/val
 import { authenticate } from './authenticate';
 import { createAttestations } from './call-routes';
 import { createCheckpoints } from './checkpoints';
+import type { CreditHold } from './credit-hold';
 import { checkLowBalance, watchBalances } from './events';
 import type { ErrorContext, GatewayOptions, RequestLog } from './gateway-options';
 import { type AccountRead, handleBalance, handleUsage } from './handle-account-reads';
@@ -160,7 +161,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (!read.ok) return replies.error(GatewayError.from(read.error));
       const parsed = parseJsonStrict(read.value);
       if (!parsed.ok) return replies.error(GatewayError.from(parsed.error));
-      reply = await route.handler(runtime, { request, principal, startedAt, body: parsed.value, log, releaseSlot });
+      const holds: CreditHold[] = [];
+      try {
+        reply = await route.handler(runtime, { request, principal, startedAt, body: parsed.value, log, releaseSlot, holds });
+      } catch (error) {
+        // Nothing was delivered (the client gets a 503): release what the request held, at once
+        // (release after a settle does nothing), rather than leave it renewed for good.
+        await Promise.all(holds.map((hold) => hold.release()));
+        throw error;
+      }
       return reply;
     } finally {
       // A stream frees its own slot when it ends; anything else (a whole reply, a refusal, a throw)

@@ -6,7 +6,7 @@ import { memoryStore, type Store } from '@tollgate/billing';
 import { errorRecord } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import type { ErrorContext } from './gateway-options';
-import { chatBody, setup } from '../test/test-harness';
+import { chatBody, setup, testModels } from '../test/test-harness';
 
 const SECRET = 'postgres://tollgate:hunter2@db.internal:5432/ledger';
 
@@ -79,5 +79,30 @@ describe('onError', () => {
     const response = await t.post('/v1/chat/completions', chatBody());
     expect(response.status).toBe(503);
     expect(t.logs[0]).toMatchObject({ status: 503, code: 'service_unavailable', errorKind: 'Error' });
+  });
+
+  it('releases the hold of a request whose handler threw after it held, so it is neither charged nor renewed for good', async () => {
+    const seen: unknown[] = [];
+    const t = await setup({
+      providers: {
+        local: {
+          kind: 'buggy',
+          zeroDataRetention: false,
+          // An embedder's image provider with a bug: it answers an image that is not one, and the
+          // handler throws on it after the hold (a TypeError, not a provider error).
+          images: async () => [null as never],
+        },
+      },
+      models: testModels().filter((model) => model.id === 'painter'),
+      onError: (error) => void seen.push(error),
+    });
+    const before = await t.balance();
+    const response = await t.post('/v1/images/generations', { model: 'painter', prompt: 'A lighthouse at dusk' });
+    expect(response.status).toBe(503);
+    expect(seen).toHaveLength(1);
+    // Released at once, not left to expire (or to be renewed for as long as the process lives).
+    expect(await t.balance()).toEqual(before);
+    expect((await t.store.entries(t.accountId)).filter((entry) => entry.kind === 'charge')).toHaveLength(0);
+    expect(await t.inFlight()).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import type { Timers } from '@tollgate/core';
 import type { Store } from '@tollgate/billing';
 import type { Attestations } from './call-routes';
 import type { Checkpoints } from './checkpoints';
+import type { CreditHold } from './credit-hold';
 import type { GatewayOptions, Principal, RequestLog } from './gateway-options';
 import type { ModelCatalogue } from './model-catalogue';
 import type { Replies } from './reply';
@@ -49,6 +50,12 @@ export interface MeteredContext {
    * answers without a stream; a stream calls it the moment it ends.
    */
   releaseSlot(): Promise<void>;
+  /**
+   * The holds the request took (admitMetered adds each). If the handler throws, the router releases
+   * them: a hold neither settled nor released would otherwise be renewed for as long as the
+   * process lives (checkpoints.ts renews every live hold).
+   */
+  holds: CreditHold[];
 }
 
 /** A streamed reply: the response, and a promise that resolves once the stream ended and was settled. */
