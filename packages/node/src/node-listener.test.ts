@@ -517,6 +517,37 @@ describe('createNodeListener: the response', () => {
     expect(phases).toEqual(['response', 'response']);
   });
 
+  it('a head node:http refuses (a control character a web Headers takes) is a 500 told to onError, never a crash', async () => {
+    const phases: NodeListenerErrorPhase[] = [];
+    let pulls = 0;
+    const { url } = await serve(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            // Nothing in the first tick: the head is written off the tick, where nothing else catches.
+            async pull(controller) {
+              pulls++;
+              await sleep(5);
+              controller.enqueue(new TextEncoder().encode('data: 1\n\n'));
+            },
+          }),
+          { headers: { 'x-request-id': 'req_1', 'x-bad': 'a\u0001b' } },
+        ),
+      { onError: (_error, phase) => void phases.push(phase) },
+    );
+    const reply = await fetch(url);
+    expect(reply.status).toBe(500);
+    expect(reply.headers.get('x-request-id')).toBeNull();
+    expect(await reply.text()).toBe('Internal Server Error');
+    expect(phases).toEqual(['response']);
+    // The body was stopped: no endless pulling of a response that can never be sent.
+    const seen = pulls;
+    await sleep(20);
+    expect(pulls).toBe(seen);
+    // The server still serves.
+    expect((await fetch(url)).status).toBe(500);
+  });
+
   it('keep-alive: several requests on one connection, each reply whole', async () => {
     const { port, writes } = await serve(async (request) => new Response(`echo ${await request.text()}`));
     const client = await rawClient(port);

@@ -118,6 +118,8 @@ class Exchange {
       void respond(this, replacement, true);
       return;
     }
+    // A head node:http refused part-way leaves the headers it had set: none of them goes out.
+    for (const name of outgoing.getHeaderNames()) outgoing.removeHeader(name);
     const text = phase === 'request' ? 'Bad Request' : 'Internal Server Error';
     outgoing.writeHead(phase === 'request' ? 400 : 500, { 'content-type': 'text/plain; charset=utf-8', 'content-length': text.length });
     outgoing.end(text);
@@ -314,7 +316,7 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
   exchange.reader = reader;
   // Everything the body gives before this tick ends is held: if it ends too, the reply has a
   // Content-Length and goes out in one write; otherwise the head goes with the first chunk.
-  process.nextTick(writeHead, exchange);
+  process.nextTick(writeHeadOrFail, exchange);
   for (;;) {
     if (outgoing.writableNeedDrain) {
       await drained(exchange);
@@ -345,6 +347,21 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
   outgoing.writeHead(status, headers);
   if (pending === undefined) outgoing.end();
   else outgoing.end(pending.length === 1 ? pending[0] : Buffer.concat(pending, exchange.pendingBytes));
+}
+
+/**
+ * {@link writeHead} off the tick, where no caller catches: a head node:http refuses (a header value
+ * a web `Headers` takes but Node does not, such as a control character) or a held chunk that is
+ * not bytes fails the response instead of the process, and stops its body.
+ */
+function writeHeadOrFail(exchange: Exchange): void {
+  try {
+    writeHead(exchange);
+  } catch (error) {
+    exchange.fail(error, 'response');
+    exchange.gone = true;
+    exchange.reader?.cancel(error).catch(ignore);
+  }
 }
 
 /** Writes the head (once), with the chunks held so far; with none, the head alone goes out after {@link FLUSH_HEAD_MS}. */
