@@ -16,6 +16,8 @@ export interface ServeGatewayOptions {
   port: number;
   /** Where an error the gateway let escape is reported (never to the client). */
   onError: (error: unknown) => void;
+  /** A client that takes nothing for this long has its connection closed (createNodeListener's `stallTimeoutMs`). */
+  stallTimeoutMs?: number;
 }
 
 /**
@@ -36,6 +38,7 @@ export function serveGateway(options: ServeGatewayOptions): Server {
   const server = createServer(
     createNodeListener(options.fetch, {
       hostname: options.hostname,
+      ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
       onError: (error, phase) => {
         if (phase === 'request') return envelope(400, 'invalid_request_body', 'The request target or Host header is not valid.');
         options.onError(error);

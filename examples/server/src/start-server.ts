@@ -15,6 +15,9 @@ import { openLimiter, openStore } from './open-backends';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks';
 import { nodeHashKey, nodeResolver, nodeTransport } from '@tollgate/node';
 
+/** The gateway's stream idle limit when none is configured (createGateway's default), which its client stall limit follows. */
+const DEFAULT_STREAM_IDLE_MS = 5 * 60_000;
+
 /** A running reference server. */
 export interface RunningServer {
   url: string;
@@ -114,6 +117,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       hostname: config.host,
       port: config.port,
       onError: (error) => log({ level: 'error', msg: 'unhandled gateway error', error: (error as Error)?.message }),
+      // The gateway cuts a stream whose client takes nothing for its stall limit (slot freed, charged
+      // what it delivered); ten seconds later the connection itself is closed, not kept for good.
+      stallTimeoutMs: (config.clientStallTimeoutMs ?? config.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_MS) + 10_000,
     }),
   );
   const port = (server.address() as AddressInfo).port;

@@ -455,6 +455,40 @@ describe('createNodeListener: the response', () => {
     await until(() => bytes >= total * chunk.byteLength, 20_000);
   });
 
+  it('stallTimeoutMs: a client that takes nothing for that long has its connection closed and the body cancelled', async () => {
+    let cancelled = false;
+    const chunk = new Uint8Array(64 * 1024).fill(120);
+    const stream = () =>
+      new Response(
+        new ReadableStream<Uint8Array>(
+          {
+            pull: (controller) => controller.enqueue(chunk),
+            cancel: () => {
+              cancelled = true;
+            },
+          },
+          { highWaterMark: 0 },
+        ),
+      );
+    const { port } = await serve(stream, { stallTimeoutMs: 300 });
+    const client = await rawClient(port);
+    client.socket.pause();
+    client.socket.write('GET /big HTTP/1.1\r\nHost: h\r\n\r\n');
+    await until(() => cancelled, 5_000);
+    // What the socket buffered is still there to read; then the connection ends.
+    client.socket.resume();
+    await client.closed;
+    // Without the option the connection stays open however long the client takes nothing.
+    cancelled = false;
+    const patient = await serve(stream);
+    const other = await rawClient(patient.port);
+    other.socket.pause();
+    other.socket.write('GET /big HTTP/1.1\r\nHost: h\r\n\r\n');
+    await sleep(800);
+    expect(cancelled).toBe(false);
+    expect(other.socket.destroyed).toBe(false);
+  });
+
   it('a handler that throws or rejects is a plain 500 with nothing internal, told to onError', async () => {
     const errors: [unknown, NodeListenerErrorPhase][] = [];
     const { url } = await serve(

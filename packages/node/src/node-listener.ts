@@ -16,6 +16,14 @@ export interface NodeListenerOptions {
    * `'request'` and `'handler'` a `Response` returned here is sent instead of the default reply.
    */
   onError?: (error: unknown, phase: NodeListenerErrorPhase) => Response | undefined;
+  /**
+   * A client that takes none of the bytes waiting for it for this long (the socket stays full) has
+   * its connection destroyed, which cancels the response's body. Without it (the default) such a
+   * connection stays open until the client goes. A handler with a stall rule of its own (the
+   * gateway's `clientStallTimeoutMs`, which ends the stream and frees its slot) wants this a little
+   * longer, so that its rule acts first and this one only closes the connection afterwards.
+   */
+  stallTimeoutMs?: number;
 }
 
 /** A `fetch` handler on web standards, as `createGateway(…).fetch` is. */
@@ -50,8 +58,9 @@ type WithBody = IncomingMessage & { [kBody]?: IncomingBody };
 export function createNodeListener(fetch: FetchHandler, options: NodeListenerOptions = {}): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const hostname = options.hostname;
   const onError = options.onError;
+  const stallTimeoutMs = options.stallTimeoutMs;
   return (incoming, outgoing) => {
-    const exchange = new Exchange(incoming, outgoing, onError);
+    const exchange = new Exchange(incoming, outgoing, onError, stallTimeoutMs);
     (outgoing as WithExchange)[kExchange] = exchange;
     outgoing.on('close', onOutgoingClose);
     let request: Request;
@@ -91,12 +100,15 @@ class Exchange {
   /** The client went away before the response finished. */
   gone = false;
   flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Destroys the connection of a client that took nothing for `stallTimeoutMs` (armed while waiting for `drain`). */
+  stallTimer: ReturnType<typeof setTimeout> | undefined;
   wake: (() => void) | undefined;
 
   constructor(
     readonly incoming: IncomingMessage,
     readonly outgoing: ServerResponse,
     readonly onError: NodeListenerOptions['onError'],
+    readonly stallTimeoutMs: number | undefined,
   ) {}
 
   /** Reports `error` and answers what can still be answered. */
@@ -413,14 +425,27 @@ function drained(exchange: Exchange): Promise<void> {
   return new Promise((resolve) => {
     exchange.wake = resolve;
     exchange.outgoing.once('drain', onOutgoingDrain);
+    if (exchange.stallTimeoutMs !== undefined) {
+      exchange.stallTimer = setTimeout(destroyStalled, exchange.stallTimeoutMs, exchange);
+      exchange.stallTimer.unref?.();
+    }
   });
 }
 
 function onOutgoingDrain(this: WithExchange): void {
   const exchange = this[kExchange];
-  const wake = exchange?.wake;
-  if (exchange) exchange.wake = undefined;
+  if (!exchange) return;
+  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
+  exchange.stallTimer = undefined;
+  const wake = exchange.wake;
+  exchange.wake = undefined;
   wake?.();
+}
+
+/** The client took nothing for `stallTimeoutMs`: close its connection ('close' then cancels the body). */
+function destroyStalled(exchange: Exchange): void {
+  exchange.stallTimer = undefined;
+  exchange.outgoing.destroy();
 }
 
 /** The response closed: finished, or the client went away first (abort the signal, cancel the body). */
@@ -429,6 +454,7 @@ function onOutgoingClose(this: WithExchange): void {
   if (!exchange) return;
   this[kExchange] = undefined;
   if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
+  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
   if (!this.writableFinished) {
     exchange.gone = true;
     exchange.abort.abort(); // a DOMException AbortError
