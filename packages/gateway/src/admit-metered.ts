@@ -99,6 +99,9 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
   noteHold(runtime, principal, requestId, hold.ok ? undefined : hold.error);
   if (!hold.ok) return { ok: false, error: replies.error(hold.error.reason === 'key_budget' ? keyBudgetRefusal() : 'insufficient_balance') };
   context.log.requestId = requestId;
+  // Kept alive (renewed) until settled or released, however long the request; released by the
+  // router if the handler throws.
+  hold.value.track(runtime.checkpoints);
   context.holds.push(hold.value);
   return { ok: true, value: { model, prepared: prepared.value, hold: hold.value, started: { requestId, funding: principal.funding } } };
 }

@@ -22,7 +22,7 @@ export const handleBalance: AccountRead = async (runtime, _request, principal) =
  * the whole account's usage, as it may spend the whole account's balance.
  */
 export const handleUsage: AccountRead = async (runtime, request, principal) => {
-  const query = parseUsageQuery(searchParams(request.url));
+  const query = parseUsageQuery(new URL(request.url).searchParams);
   if (!query.ok) return runtime.replies.error(new GatewayError('invalid_parameter', { message: query.error.message }));
   const { from, to, groupBy, keyId, model } = query.value;
   const rows = await runtime.store.usage({
@@ -35,10 +35,3 @@ export const handleUsage: AccountRead = async (runtime, request, principal) => {
   });
   return runtime.replies.json(JSON.stringify(usageJson(query.value, rows)));
 };
-
-function searchParams(url: string): URLSearchParams {
-  const start = url.indexOf('?');
-  if (start < 0) return new URLSearchParams();
-  const hash = url.indexOf('#', start);
-  return new URLSearchParams(url.slice(start + 1, hash < 0 ? undefined : hash));
-}

@@ -148,7 +148,6 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const admitted = await admitMetered(runtime, context, chatEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared, hold, started } = admitted.value;
-  hold.track(runtime.checkpoints); // renewed until settled or released, however long the request
   const { request } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;

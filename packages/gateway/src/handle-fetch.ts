@@ -35,7 +35,6 @@ export function fetchHandler(fetcher: PageFetcher, price: number): Handler {
     const admitted = await admitMetered(runtime, context, endpoint);
     if (!admitted.ok) return admitted.error;
     const { prepared: request, hold, started } = admitted.value;
-    hold.track(runtime.checkpoints); // renewed until settled or released, however long the request
     const abort = new AbortController();
     let result: PageFetchResult;
     try {

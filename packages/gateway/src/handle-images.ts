@@ -28,7 +28,6 @@ export async function handleImages(runtime: Runtime, context: MeteredContext): P
   const admitted = await admitMetered(runtime, context, imagesEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared: request, hold, started } = admitted.value;
-  hold.track(runtime.checkpoints); // renewed until settled or released, however long the request
   const { signal } = context.request;
   const result = await callUpstream(
     runtime,

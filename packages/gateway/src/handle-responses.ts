@@ -61,7 +61,6 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   const admitted = await admitMetered(runtime, context, responsesEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared, hold, started } = admitted.value;
-  hold.track(runtime.checkpoints); // renewed until settled or released, however long the request
   const { request, responses } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;

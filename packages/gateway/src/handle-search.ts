@@ -20,7 +20,6 @@ export async function handleSearch(runtime: Runtime, context: MeteredContext): P
   const admitted = await admitMetered(runtime, context, searchEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared: request, hold, started } = admitted.value;
-  hold.track(runtime.checkpoints); // renewed until settled or released, however long the request
   const result = await callUpstream(
     runtime,
     model.routes,
