@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createAdminApi, createGateway, type Gateway, type RequestLog } from '@tollgate/gateway';
+import { createAdminApi, createGateway, DEFAULT_STREAM_IDLE_TIMEOUT_MS, type Gateway, type RequestLog } from '@tollgate/gateway';
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
 import { loadCatalogue } from './catalogue';
@@ -14,9 +14,6 @@ import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks';
 import { nodeHashKey, nodeResolver, nodeTransport } from '@tollgate/node';
-
-/** The gateway's stream idle limit when none is configured (createGateway's default), which its client stall limit follows. */
-const DEFAULT_STREAM_IDLE_MS = 5 * 60_000;
 
 /** A running reference server. */
 export interface RunningServer {
@@ -119,7 +116,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       onError: (error) => log({ level: 'error', msg: 'unhandled gateway error', error: (error as Error)?.message }),
       // The gateway cuts a stream whose client takes nothing for its stall limit (slot freed, charged
       // what it delivered); ten seconds later the connection itself is closed, not kept for good.
-      stallTimeoutMs: (config.clientStallTimeoutMs ?? config.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_MS) + 10_000,
+      stallTimeoutMs: (config.clientStallTimeoutMs ?? config.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS) + 10_000,
     }),
   );
   const port = (server.address() as AddressInfo).port;

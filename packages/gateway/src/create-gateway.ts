@@ -42,6 +42,12 @@ interface ReadRoute {
 }
 
 const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+/**
+ * Upstream silence that fails an open stream when `streamIdleTimeoutMs` is not set, and so the
+ * client stall limit too when `clientStallTimeoutMs` is not: exported for a server that times its
+ * connections after the gateway's own limits (examples/server/src/start-server.ts).
+ */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** The upstream's time to answer (headers; a stream's first event): the stream idle rule's 5 minutes. */
 const DEFAULT_HEADERS_TIMEOUT_MS = 5 * 60_000;
 /** A non-streamed body's time after its headers; both together are LiteLLM's 10-minute default. */
@@ -71,7 +77,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const now = options.now ?? Date.now;
   const timers = options.timers ?? systemTimers;
   const holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
-  const idleTimeoutMs = options.streamIdleTimeoutMs ?? 5 * 60_000;
+  const idleTimeoutMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
   const headersTimeoutMs = positive('upstreamHeadersTimeoutMs', options.upstreamHeadersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
   const bodyTimeoutMs = positive('upstreamBodyTimeoutMs', options.upstreamBodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
   const runtime: Runtime = {

@@ -1,4 +1,4 @@
-export { createGateway } from './create-gateway';
+export { createGateway, DEFAULT_STREAM_IDLE_TIMEOUT_MS } from './create-gateway';
 export type { Gateway } from './create-gateway';
 export type { AppPrincipal, GatewayOptions, Principal, RequestLog } from './gateway-options';
 export { ADMIN_BASE_PATH, createAdminApi } from './admin-api';
