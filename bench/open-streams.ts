@@ -5,15 +5,34 @@
  * RSS (/proc/<pid>/status, Linux) before, while all are open, and after they ended, and prints
  * one JSON line. Exit code 1 when a stream failed or the peak passed `RSS_LIMIT_MB` (default 150).
  *
+ * The server is the one `npm start` runs: the bundle (`prestart`, scripts/build-server.mjs) on
+ * `node` with the flags of the root package.json's `start` script, configured by the environment
+ * (a catalogue of the fake upstream, `TOLLGATE_UPSTREAM_MAX_SOCKETS`), its request log read and
+ * dropped, stopped with SIGTERM. `BENCH_SERVER=tsx` runs the CLI through tsx instead
+ * (`node examples/server/bin/tollgate.mjs serve`, as `npm run tollgate -- serve`), for comparison;
+ * `BENCH_NODE_ARGS` adds node flags (e.g. `--max-semi-space-size=2`) before the script.
+ * `BENCH_HEAP_SNAPSHOT=1` also writes a heap snapshot of the server while every stream is open
+ * (to `bench-heap/` at the root; `--heapsnapshot-signal`), which stalls the streams for its seconds.
+ *
  * Run: `npx tsx bench/open-streams.ts`.
  */
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { sqliteStore } from '@tollgate/store-sqlite';
 import { startChild } from './start-child';
 
 const streams = Number(process.env.OPEN_STREAMS ?? 1_000);
 const dripMs = Number(process.env.DRIP_MS ?? 250);
 const limitMb = Number(process.env.RSS_LIMIT_MB ?? 150);
+const mode = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'bundle';
+const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const heapSnapshot = process.env.BENCH_HEAP_SNAPSHOT === '1';
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 const rssMb = (pid: number) => {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -23,15 +42,88 @@ const rssMb = (pid: number) => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The node arguments of the server as `npm start` runs it (`[exec] node <args>` of the start script), after its `prestart` build. */
+function startArgs(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  // `exec` (so npm's SIGTERM reaches node, not the shell) is the shell's, not node's.
+  const [command, ...args] = (scripts.start ?? '')
+    .trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/);
+  if (command !== 'node') throw new Error(`package.json's start script is not "[exec] node …": ${scripts.start}`);
+  const built = spawnSync(process.execPath, ['scripts/build-server.mjs'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('scripts/build-server.mjs failed');
+  return args;
+}
+
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts', [String(dripMs)]);
-// Every stream open upstream at once: the server's pool (256 connections per origin by default)
-// would otherwise queue all but 256 of them behind the others.
-process.env.TOLLGATE_UPSTREAM_MAX_SOCKETS ??= String(streams + 64);
-// Pro accounts admit 10 in flight each (burst 61 a minute): one account per ten streams.
-const servers = await startChild<{ gateway: string; keys: string[] }>('bench/bench-servers-process.ts', [upstream.info.url, String(Math.ceil(streams / 10))]);
-const pid = servers.pid;
-const gateway = new URL(servers.info.gateway);
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-open-streams-'));
+const catalogue = join(dir, 'catalogue.json');
+writeFileSync(
+  catalogue,
+  JSON.stringify({
+    providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstream.info.url}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
+    models: [
+      {
+        id: 'bench',
+        type: 'chat',
+        provider: 'upstream',
+        upstream: 'gpt-4o-mini',
+        max_output_tokens: 256,
+        price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 },
+      },
+    ],
+  }),
+);
+const snapshotDir = join(root, 'bench-heap');
+const nodeArgs = [
+  ...extraNodeArgs,
+  ...(heapSnapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
+  ...(mode === 'tsx' ? ['examples/server/bin/tollgate.mjs', 'serve'] : startArgs()),
+];
+const server = spawn(process.execPath, nodeArgs, {
+  cwd: root,
+  env: {
+    ...process.env,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    TOLLGATE_DATA_DIR: dir,
+    TOLLGATE_CATALOGUE: catalogue,
+    BENCH_UPSTREAM_KEY: 'bench-upstream-key',
+    // Every stream open upstream at once: the server's pool (256 connections per origin by default)
+    // would otherwise queue all but 256 of them behind the others.
+    TOLLGATE_UPSTREAM_MAX_SOCKETS: process.env.TOLLGATE_UPSTREAM_MAX_SOCKETS ?? String(streams + 64),
+  },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let stderr = '';
+server.stderr!.on('data', (data) => (stderr += data));
+const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+// The request log (a JSON line per request) is read and dropped, as a log shipper would take it.
+const gateway = await new Promise<URL>((resolve, reject) => {
+  createInterface({ input: server.stdout! }).on('line', (line) => {
+    if (line.includes('"msg":"listening"')) resolve(new URL((JSON.parse(line) as { url: string }).url));
+  });
+  void exited.then((code) => reject(new Error(`the server exited (${code}): ${stderr}`)));
+});
+const pid = server.pid!;
+// Pro accounts admit 10 in flight each (burst 61 a minute): one account per ten streams. Made on
+// the server's SQLite file from this process, as the admin CLI would.
+const keys: string[] = [];
+{
+  const store = sqliteStore(join(dir, 'tollgate.db'));
+  for (let index = 0; index < Math.ceil(streams / 10); index++) {
+    const account = await store.createAccount({ plan: 'pro' });
+    await store.addCredits(account.id, 1_000_000_000);
+    keys.push((await store.createKey(account.id, 'bench')).key);
+  }
+  await store.close();
+}
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+/** Streams whose reply has started and not ended (on a loaded machine the last may start after the first ended). */
+let open = 0;
+let maxOpen = 0;
 
 /** One streamed chat read to its end: its status and whether it ended with [DONE]. */
 const stream = (key: string) =>
@@ -47,6 +139,9 @@ const stream = (key: string) =>
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       },
       (reply) => {
+        open++;
+        maxOpen = Math.max(maxOpen, open);
+        reply.once('close', () => open--);
         let tail = '';
         reply.setEncoding('utf8');
         reply.on('data', (text: string) => {
@@ -61,44 +156,44 @@ const stream = (key: string) =>
   });
 
 // Warm up (JIT, pools), then let the heap settle.
-await Promise.all(servers.info.keys.slice(0, 10).map((key) => stream(key)));
+await Promise.all(keys.slice(0, 10).map((key) => stream(key)));
 await sleep(2_000);
 const before = rssMb(pid);
 let peak = before;
-let open = 0;
-let maxOpen = 0;
 const sampler = setInterval(() => {
   peak = Math.max(peak, rssMb(pid));
 }, 100);
 const started = performance.now();
-const results = await Promise.all(
-  Array.from({ length: streams }, async (_, index) => {
-    open++;
-    maxOpen = Math.max(maxOpen, open);
-    const result = await stream(servers.info.keys[Math.floor(index / 10)]!);
-    open--;
-    return result;
-  }),
-);
+// Halfway through the streams' 5 s every one of them is open: the heap snapshot is taken then.
+const snapshot = heapSnapshot ? setTimeout(() => server.kill('SIGUSR2'), Math.min(2_500, dripMs * 10)) : undefined;
+maxOpen = 0;
+const results = await Promise.all(Array.from({ length: streams }, (_, index) => stream(keys[Math.floor(index / 10)]!)));
 const seconds = (performance.now() - started) / 1000;
+clearTimeout(snapshot);
 peak = Math.max(peak, rssMb(pid));
 await sleep(5_000);
 clearInterval(sampler);
 const after = rssMb(pid);
 agent.destroy();
-await servers.stop();
+server.kill('SIGTERM');
+const code = await exited;
 await upstream.stop();
+rmSync(dir, { recursive: true, force: true });
 
 const failed = results.filter((result) => result.status !== 200 || !result.done).length;
 console.log(
   JSON.stringify({
+    server: [mode, ...extraNodeArgs].join(' '),
     streams,
     'drip ms': dripMs,
-    'seconds with all open': Number(seconds.toFixed(1)),
+    seconds: Number(seconds.toFixed(1)),
+    'most open at once': maxOpen,
     failed,
     'RSS MB before / peak / 5 s after': `${before.toFixed(0)} / ${peak.toFixed(0)} / ${after.toFixed(0)}`,
     'peak growth MB': Number((peak - before).toFixed(1)),
-    'KB per open stream': Math.round(((peak - before) * 1024) / streams),
+    'KB per open stream': Math.round(((peak - before) * 1024) / maxOpen),
+    ...(heapSnapshot ? { 'heap snapshots': readdirSync(snapshotDir).map((name) => join('bench-heap', name)) } : {}),
   }),
 );
-if (failed > 0 || peak > limitMb) process.exitCode = 1;
+if (code !== 0) process.stderr.write(`the server exited with ${code} on SIGTERM: ${stderr}\n`);
+if (failed > 0 || peak > limitMb || code !== 0) process.exitCode = 1;
