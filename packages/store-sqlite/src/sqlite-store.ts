@@ -45,6 +45,7 @@ import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database'
 import { column } from './sqlite-row';
 import { migrate } from './sqlite-schema';
 import { transaction } from './sqlite-transaction';
+import { writeBatch } from './write-batch';
 
 /** The SQLite store: a Store plus what the reference server needs at start and stop. */
 export interface SqliteStore extends Store {
@@ -83,9 +84,10 @@ interface AccountRow {
 /**
  * Directory + Ledger on SQLite (WAL), on whichever driver the runtime has: better-sqlite3 (Node),
  * node:sqlite (Node >= 22.13, Deno) or bun:sqlite (Bun); the schema and every statement are the
- * same on each, so one file opens under all of them. Every mutation is one IMMEDIATE transaction,
- * so the file may be shared with CLI processes; `hold` computes what is available and inserts the
- * hold under the same write lock.
+ * same on each, so one file opens under all of them. Every mutation runs under an IMMEDIATE
+ * transaction, so the file may be shared with CLI processes; `hold` computes what is available and
+ * inserts the hold under the same write lock. The request path's writes are group-committed: those
+ * of one event-loop turn share a transaction (packages/store-sqlite/src/write-batch.ts).
  *
  * @example
  * const store = sqliteStore('./data/tollgate.db');
@@ -152,6 +154,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     ),
     expire: db.prepare("UPDATE holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ?"),
   };
+  // The request path's writes (hold, settle, release, checkpoint) commit together per turn of the
+  // event loop; every other call first commits what is queued, so it sees every write made before it.
+  const writes = writeBatch(db);
   let open = true;
 
   const account = (accountId: string): AccountRow => {
@@ -204,8 +209,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       if (change.plan !== undefined) sql.setPlan.run(change.plan, accountId);
       return toAccount(account(accountId));
     });
-  const close = (holdId: string, charge: SettleInput | undefined): SettleResult =>
-    transaction(db, 'IMMEDIATE', () => {
+  const close = (holdId: string, charge: SettleInput | undefined): Promise<SettleResult> =>
+    writes.run(() => {
       const found = sql.getHold.get(holdId);
       if (found === undefined) throw new Error(`unknown hold ${holdId}`);
       const row = toHoldRow(found);
@@ -274,16 +279,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return { id, plan: input.plan, state: 'active' };
     },
     async getAccount(accountId) {
+      writes.flush();
       const row = sql.getAccount.get(accountId);
       return row === undefined ? undefined : toAccount(toAccountRow(row));
     },
     async setAccountState(accountId, state) {
+      writes.flush();
       return update(accountId, { state });
     },
     async setPlan(accountId, plan) {
+      writes.flush();
       return update(accountId, { plan });
     },
     async createKey(accountId, name) {
+      writes.flush();
       const key = generateKey();
       const hash = await hashKey(key);
       const id = newKeyId();
@@ -292,9 +301,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return { id, name, key };
     },
     async listKeys(accountId) {
+      writes.flush();
       return sql.listKeys.all(accountId).map(toKeyInfo);
     },
     async listAccounts(options = {}) {
+      writes.flush();
       const limit = pageLimit(options.limit);
       const after = options.cursor === undefined ? undefined : decodeAccountsCursor(options.cursor);
       // One more than the page: whether it is there says whether there is a next page.
@@ -307,10 +318,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         : page;
     },
     async getKey(keyId) {
+      writes.flush();
       const row = sql.getKey.get(keyId);
       return row === undefined ? undefined : toKeyInfo(row);
     },
     async setKeyName(keyId, name) {
+      writes.flush();
       return transaction(db, 'IMMEDIATE', () => {
         if (sql.setKeyName.run(name, keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
         const row = sql.getKey.get(keyId);
@@ -319,6 +332,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       });
     },
     async setKeyBudget(keyId, budget) {
+      writes.flush();
       assertKeyBudget(budget);
       // Under the write lock: no charge of the key is written between the count and the update.
       return transaction(db, 'IMMEDIATE', () => {
@@ -336,6 +350,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       });
     },
     async revokeKey(keyId) {
+      writes.flush();
       if (sql.revokeKey.run(now(), keyId).changes === 0) throw new Error(`unknown key ${keyId}`);
     },
     async findKey(keyHash) {
@@ -345,6 +360,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return { id: column.text(row, 'id'), name: column.text(row, 'name'), account };
     },
     async addCredits(accountId, micros, meta) {
+      writes.flush();
       assertMicros('credits', micros);
       if (micros === 0) throw new RangeError('credits must be positive');
       const note = meta === undefined ? null : JSON.stringify(meta);
@@ -355,12 +371,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       });
     },
     async getBalance(accountId) {
+      writes.flush();
       // One read transaction: the balance and the holds come from the same snapshot.
       return transaction(db, 'DEFERRED', () => balanceOf(accountId));
     },
     async hold(accountId, input): Promise<HoldResult> {
       assertHoldInput(input);
-      return transaction(db, 'IMMEDIATE', () => {
+      return writes.run(() => {
         const at = now();
         const { balance } = account(accountId);
         const decision = decideHold(balance, heldBy(accountId, at), input, keyRemaining(accountId, input.keyId, at));
@@ -379,6 +396,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       return close(holdId, undefined);
     },
     async creditOnce(accountId, input) {
+      writes.flush();
       assertCreditInput(input);
       const note = input.meta === undefined ? null : JSON.stringify(input.meta);
       // Under the write lock: the look-up and the insert are one step for every process on the file.
@@ -400,9 +418,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       });
     },
     async entries(accountId, options = {}) {
+      writes.flush();
       return sql.entries.all(accountId, options.limit ?? -1).map(toEntry);
     },
     async entriesPage(accountId, options = {}) {
+      writes.flush();
       const limit = pageLimit(options.limit);
       const after = options.cursor === undefined ? 0 : decodeEntriesCursor(options.cursor, accountId);
       const rows = sql.entriesAfter.all(accountId, after, limit + 1);
@@ -413,6 +433,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         : { items: items.map(toEntry) };
     },
     async usage(query) {
+      writes.flush();
       assertUsageQuery(query);
       const keyId = query.keyId ?? null;
       const model = query.model ?? null;
@@ -421,8 +442,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
     async checkpoint(checkpoints) {
       assertCheckpoints(checkpoints);
       if (checkpoints.length === 0) return 0;
-      // One write transaction for the whole batch: one fsync a tick, however many streams.
-      return transaction(db, 'IMMEDIATE', () => {
+      // One write for the whole batch, committed with the other writes of this turn.
+      return writes.run(() => {
         const at = now();
         let count = 0;
         for (const { holdId, micros, ttlMs } of checkpoints) count += sql.checkpoint.run(micros, at + ttlMs, holdId, at).changes;
@@ -430,13 +451,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       });
     },
     async releaseExpired() {
+      writes.flush();
       return closeExpired(now());
     },
     async releaseAllHolds() {
+      writes.flush();
       return closeExpired(Number.MAX_SAFE_INTEGER);
     },
     async close() {
-      if (open) db.close();
+      if (open) {
+        writes.flush();
+        db.close();
+      }
       open = false;
     },
   };
