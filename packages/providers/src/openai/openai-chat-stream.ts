@@ -7,6 +7,13 @@ import { isOpenAIChatChunk } from './openai-api';
 import { abortReason } from '../http/post-json';
 import type { UpstreamCall } from './post-openai';
 
+/** An event that ends the stream: `[DONE]` (no error), or what the stream errors with. */
+class StreamEnd {
+  constructor(readonly error?: unknown) {}
+}
+
+const DONE = new StreamEnd();
+
 /**
  * The chunks of an upstream SSE body, ending at `[DONE]`. A body that ends without `[DONE]`, drops,
  * or holds a malformed event errors with `upstream_error` (accepted); an error event maps like an
@@ -37,67 +44,75 @@ export function openaiChatStream(call: UpstreamCall, signal: AbortSignal | undef
   };
   const broken = () => new ProviderError('upstream_error', { accepted: true, status: 200 });
 
-  /** The next parsed event, reading more of the body when none is waiting; undefined at the body's end. */
-  async function nextEvent(): Promise<SseEvent | undefined> {
-    while (next === events.length) {
-      events.length = 0;
-      next = 0;
-      if (bodyDone) return undefined;
-      const read = await reader.read();
-      if (read.done) {
-        bodyDone = true;
-        // A last event without its closing blank line still counts.
-        parser.end();
-      } else {
-        parser.push(read.value);
-      }
+  /**
+   * What an event is: a chunk to pass on, `undefined` to skip, or the end of the stream (`DONE`, or
+   * the error to end it with).
+   */
+  function judge(event: SseEvent): ChatCompletionChunk | undefined | StreamEnd {
+    const { data } = event;
+    if (data === '[DONE]') return DONE;
+    // Some compatible servers send empty keepalive events; they carry nothing.
+    if (data.trim() === '') return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return new StreamEnd(broken());
     }
-    return events[next++];
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return new StreamEnd(broken());
+    if (event.event === 'error' || 'error' in parsed) return new StreamEnd(mapOpenAIError(undefined, parsed));
+    // A chunk Tollgate cannot read (choices not a list, usage not counts) is a broken stream.
+    if (!isOpenAIChatChunk(parsed)) return new StreamEnd(broken());
+    return parsed;
   }
 
   return new ReadableStream<ChatCompletionChunk>(
     {
+      // Every chunk already parsed from the bytes read goes out in one pull (they are in memory
+      // anyway, so back-pressure still holds: the body is read again only once they were taken).
       async pull(controller) {
+        let sent = false;
         for (;;) {
-          let event: SseEvent | undefined;
+          while (next < events.length) {
+            const verdict = judge(events[next] as SseEvent);
+            if (verdict === DONE) {
+              next++;
+              await end(false);
+              return controller.close();
+            }
+            if (verdict instanceof StreamEnd) {
+              // An error drops what is queued: the chunks before it go out first, and the next pull judges it again.
+              if (sent) return;
+              next++;
+              await end(true);
+              return controller.error(verdict.error);
+            }
+            next++;
+            if (verdict === undefined) continue;
+            controller.enqueue(verdict);
+            sent = true;
+          }
+          if (sent) return;
+          events.length = 0;
+          next = 0;
+          if (bodyDone) {
+            await end(false);
+            return controller.error(broken());
+          }
+          let read: ReadableStreamReadResult<Uint8Array>;
           try {
-            event = await nextEvent();
+            read = await reader.read();
           } catch {
             await end(true);
             return controller.error(signal?.aborted ? abortReason(signal) : broken());
           }
-          if (event === undefined) {
-            await end(false);
-            return controller.error(broken());
+          if (read.done) {
+            bodyDone = true;
+            // A last event without its closing blank line still counts.
+            parser.end();
+          } else {
+            parser.push(read.value);
           }
-          const { data } = event;
-          if (data === '[DONE]') {
-            await end(false);
-            return controller.close();
-          }
-          // Some compatible servers send empty keepalive events; they carry nothing.
-          if (data.trim() === '') continue;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(data);
-          } catch {
-            await end(true);
-            return controller.error(broken());
-          }
-          if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-            await end(true);
-            return controller.error(broken());
-          }
-          if (event.event === 'error' || 'error' in parsed) {
-            await end(true);
-            return controller.error(mapOpenAIError(undefined, parsed));
-          }
-          // A chunk Tollgate cannot read (choices not a list, usage not counts) is a broken stream.
-          if (!isOpenAIChatChunk(parsed)) {
-            await end(true);
-            return controller.error(broken());
-          }
-          return controller.enqueue(parsed);
         }
       },
       async cancel() {
