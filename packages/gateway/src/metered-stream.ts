@@ -213,14 +213,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
         signal.addEventListener('abort', onClientGone, { once: true });
         watchIdle();
       },
-      async pull(controller) {
-        try {
-          await forward(controller);
-        } catch (error) {
-          // An item of a shape no provider should send: the provider failed, never the gateway.
-          fail(codeOf(error));
-        }
-      },
+      pull: (controller) => forward(controller),
       cancel() {
         // The client went away: let the upstream go and pay for what was delivered.
         end({ outcome: 'client_gone' });
@@ -265,18 +258,23 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       if (ended) return;
       waitingOnUpstream = false;
       since = now();
-      if (result.done) {
-        const last = format.done();
-        if (last) controller.enqueue(last);
-        controller.close();
-        end({ outcome: 'done' });
-        return;
+      try {
+        if (result.done) {
+          const last = format.done();
+          if (last) controller.enqueue(last);
+          controller.close();
+          end({ outcome: 'done' });
+          return;
+        }
+        keepalive?.touch();
+        const bytes = format.item(result.value);
+        if (bytes === undefined) continue;
+        controller.enqueue(bytes);
+        options.onDelivered?.();
+      } catch (error) {
+        // An item of a shape no provider should send: the provider failed, never the gateway.
+        fail(codeOf(error));
       }
-      keepalive?.touch();
-      const bytes = format.item(result.value);
-      if (bytes === undefined) continue;
-      controller.enqueue(bytes);
-      options.onDelivered?.();
       return;
     }
   }
