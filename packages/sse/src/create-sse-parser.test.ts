@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { createSseParser } from './create-sse-parser';
+import type { SseEvent } from './sse-event';
+
+/** The events of `chunks` fed one push each. */
+function parse(chunks: Uint8Array[]): SseEvent[] {
+  const events: SseEvent[] = [];
+  const parser = createSseParser((event) => events.push(event));
+  for (const chunk of chunks) parser.push(chunk);
+  parser.end();
+  return events;
+}
+
+/** A deterministic pseudo-random generator (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const encoder = new TextEncoder();
+// Valid characters of every length, and bytes a streaming decoder replaces: a stray continuation,
+// a sequence cut short, an overlong lead, a surrogate, 0xff.
+const PIECES = ['data: ', 'a', '\n', '\r\n', '\n\n', 'é', '日', '🌍', ':c\n', 'event: e\n'].map((text) => encoder.encode(text));
+const INVALID = [[0x80], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff], [0xf0, 0x9f, 0x8c]].map((bytes) => Uint8Array.from(bytes));
+
+describe('createSseParser', () => {
+  it('decodes UTF-8 split anywhere, invalid bytes and a leading BOM as one streaming decoder does', () => {
+    const next = random(17);
+    for (let round = 0; round < 300; round++) {
+      const parts: number[] = round % 3 === 0 ? [0xef, 0xbb, 0xbf] : [];
+      for (let count = 0; count < 40; count++) {
+        const pool = next() < 0.15 ? INVALID : PIECES;
+        parts.push(...(pool[Math.floor(next() * pool.length)] ?? []));
+      }
+      const bytes = Uint8Array.from(parts);
+      // The reference: the text a streaming decoder makes of the whole input, as valid UTF-8.
+      const expected = parse([encoder.encode(new TextDecoder().decode(bytes))]);
+      const chunks: Uint8Array[] = [];
+      for (let start = 0; start < bytes.length; ) {
+        const end = Math.min(bytes.length, start + Math.floor(next() * 6));
+        chunks.push(bytes.slice(start, end));
+        start = end;
+      }
+      expect(parse(chunks)).toEqual(expected);
+      expect(parse([bytes])).toEqual(expected);
+    }
+  });
+
+  it('keeps a BOM that is not at the start of the input', () => {
+    expect(parse([encoder.encode('data: a'), Uint8Array.from([0xef, 0xbb]), Uint8Array.from([0xbf]), encoder.encode('\n\n')])).toEqual([{ data: 'a\ufeff' }]);
+    expect(parse([Uint8Array.from([0xef]), Uint8Array.from([0xbb, 0xbf]), encoder.encode('data: b\n\n')])).toEqual([{ data: 'b' }]);
+  });
+});
