@@ -1,66 +1,23 @@
-import { ProviderError } from '../provider';
-
-/** An abort controller that follows a caller's signal, and a way to stop following it. */
+/** The signal an upstream call runs under, a way to abort it, and a way to stop following the caller's. */
 export interface LinkedAbort {
   signal: AbortSignal;
   abort(): void;
-  /** Removes the listener on the caller's signal once the call is over. */
+  /** Called once the call is over; {@link linkAbort} adds no listener to the caller's signal, so it has nothing to remove. */
   unlink(): void;
 }
 
-/**
- * A controller of our own, aborted when the caller's signal aborts: cancelling a returned stream
- * must abort the upstream fetch even when the caller passed no signal.
- */
-export function linkAbort(outer: AbortSignal | undefined): LinkedAbort {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) controller.abort(outer.reason);
-  else outer?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    abort: () => controller.abort(),
-    unlink: () => outer?.removeEventListener('abort', onAbort),
-  };
-}
+const ignore = () => undefined;
 
 /**
- * Wraps an upstream stream so that cancelling it aborts the upstream fetch (`abort`) and the link
- * to the caller's signal is dropped once it ends however it ends. A body that fails while read
- * (connection dropped) errors as `upstream_error`; an abort stays an abort. Pull-based:
- * backpressure reaches the upstream body.
+ * The signal an upstream fetch runs under. Without a caller's signal, a controller of our own:
+ * cancelling a returned stream must abort the upstream fetch even when the caller passed no signal.
+ * With one, that signal itself (no second controller and listener per call): `abort` and `unlink`
+ * do nothing, and a stream that ends early lets the upstream go by cancelling the reply's body,
+ * which closes the request (a fetch's body cancel aborts it) — the caller's own abort still
+ * reaches the fetch directly.
  */
-export function cancellableStream<T>(source: ReadableStream<T>, abort: LinkedAbort): ReadableStream<T> {
-  const onEnd = abort.unlink;
-  const reader = source.getReader();
-  let ended = false;
-  const end = () => {
-    if (!ended) {
-      ended = true;
-      onEnd();
-    }
-  };
-  return new ReadableStream<T>(
-    {
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            end();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          end();
-          const upstreamFailed = !abort.signal.aborted && !(error instanceof ProviderError);
-          controller.error(upstreamFailed ? new ProviderError('upstream_error', { accepted: true }) : error);
-        }
-      },
-      async cancel(reason) {
-        abort.abort();
-        end();
-        await reader.cancel(reason).catch(() => undefined);
-      },
-    },
-    { highWaterMark: 0 },
-  );
+export function linkAbort(outer: AbortSignal | undefined): LinkedAbort {
+  if (outer) return { signal: outer, abort: ignore, unlink: ignore };
+  const controller = new AbortController();
+  return { signal: controller.signal, abort: () => controller.abort(), unlink: ignore };
 }
