@@ -1,5 +1,6 @@
 import type { ChatCompletionChunk, FinishReason, Usage } from '@tollgate/core';
 import type { SseEvent } from '@tollgate/sse';
+import type { SseSteps } from '../http/open-upstream-stream';
 import { ProviderError } from '../provider';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-api';
 import { mapAnthropicStreamError } from './map-anthropic-error';
@@ -15,9 +16,9 @@ type Delta = ChatCompletionChunk['choices'][number]['delta'];
  * wire has no field for them). An `error` event, a malformed event or an end before `message_stop`
  * errors the stream with a {@link ProviderError}.
  * @example
- * const chunks = response.body!.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream());
+ * const chunks = await openUpstreamStream(signal, post, anthropicSteps());
  */
-export function createAnthropicStream(): TransformStream<SseEvent, ChatCompletionChunk> {
+export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
   let id = 'msg';
   let model = '';
   const created = Math.floor(Date.now() / 1000);
@@ -34,7 +35,7 @@ export function createAnthropicStream(): TransformStream<SseEvent, ChatCompletio
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
 
-  return new TransformStream<SseEvent, ChatCompletionChunk>({
+  return {
     transform(sse, controller) {
       if (done) return;
       let event: AnthropicStreamEvent;
@@ -94,6 +95,19 @@ export function createAnthropicStream(): TransformStream<SseEvent, ChatCompletio
       // A stream that ends without message_stop was cut: what arrived is incomplete.
       if (!done) controller.error(new ProviderError('upstream_error', { accepted: true }));
     },
+  };
+}
+
+/**
+ * {@link anthropicSteps} as a TransformStream, for reading a body through `createSseDecoder()`.
+ * @example
+ * const chunks = response.body!.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream());
+ */
+export function createAnthropicStream(): TransformStream<SseEvent, ChatCompletionChunk> {
+  const steps = anthropicSteps();
+  return new TransformStream<SseEvent, ChatCompletionChunk>({
+    transform: (event, controller) => steps.transform(event, controller),
+    flush: (controller) => steps.flush(controller),
   });
 }
 

@@ -1,11 +1,10 @@
 import type { ChatCompletion } from '@tollgate/core';
-import { createSseDecoder } from '@tollgate/sse';
 import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import { openUpstreamStream } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
 import { checkReply } from '../http/check-reply';
 import { anthropicReplySchema } from './anthropic-api';
-import { createAnthropicStream } from './anthropic-stream';
+import { anthropicSteps } from './anthropic-stream';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request';
 import { mapAnthropicResponse } from './map-anthropic-response';
 import { mapAnthropicError } from './map-anthropic-error';
@@ -59,11 +58,7 @@ export function anthropic(settings: ProviderSettings = {}): ChatProvider {
 
     async chatStream(request, options): Promise<ChatStream> {
       const payload = body(request, options, true);
-      return openUpstreamStream(
-        options.signal,
-        (signal) => postJson(transport, payload, signal, mapAnthropicError),
-        (stream) => stream.pipeThrough(createSseDecoder()).pipeThrough(createAnthropicStream()),
-      );
+      return openUpstreamStream(options.signal, (signal) => postJson(transport, payload, signal, mapAnthropicError), anthropicSteps());
     },
   };
 }

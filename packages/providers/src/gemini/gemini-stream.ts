@@ -1,5 +1,6 @@
 import type { ChatCompletionChunk, FinishReason } from '@tollgate/core';
 import type { SseEvent } from '@tollgate/sse';
+import type { SseSteps } from '../http/open-upstream-stream';
 import { ProviderError } from '../provider';
 import type { GeminiResponse, GeminiUsageMetadata } from './gemini-api';
 import { mapGeminiError } from './map-gemini-error';
@@ -17,9 +18,9 @@ type Delta = ChatCompletionChunk['choices'][number]['delta'];
  * stop before anything was said, errors the stream with `content_filter`; an error event, a
  * malformed event or an end without a finish reason errors it with a {@link ProviderError}.
  * @example
- * const chunks = response.body!.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream());
+ * const chunks = await openUpstreamStream(signal, post, geminiSteps());
  */
-export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionChunk> {
+export function geminiSteps(): SseSteps<ChatCompletionChunk> {
   let id = 'gemini';
   let model = '';
   const created = Math.floor(Date.now() / 1000);
@@ -37,7 +38,7 @@ export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionCh
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
 
-  return new TransformStream<SseEvent, ChatCompletionChunk>({
+  return {
     transform(sse, controller) {
       let event: GeminiResponse & { error?: { code?: number } };
       try {
@@ -95,5 +96,18 @@ export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionCh
       }
       if (usage) controller.enqueue({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: mapGeminiUsage(usage) });
     },
+  };
+}
+
+/**
+ * {@link geminiSteps} as a TransformStream, for reading a body through `createSseDecoder()`.
+ * @example
+ * const chunks = response.body!.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream());
+ */
+export function createGeminiStream(): TransformStream<SseEvent, ChatCompletionChunk> {
+  const steps = geminiSteps();
+  return new TransformStream<SseEvent, ChatCompletionChunk>({
+    transform: (event, controller) => steps.transform(event, controller),
+    flush: (controller) => steps.flush(controller),
   });
 }

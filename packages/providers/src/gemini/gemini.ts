@@ -1,5 +1,4 @@
 import type { ChatCompletion } from '@tollgate/core';
-import { createSseDecoder } from '@tollgate/sse';
 import { openUpstreamStream } from '../http/open-upstream-stream';
 import {
   ProviderError,
@@ -11,7 +10,7 @@ import {
   type ProviderSettings,
 } from '../provider';
 import { geminiImages } from './gemini-images';
-import { createGeminiStream } from './gemini-stream';
+import { geminiSteps } from './gemini-stream';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
 import { mapGeminiResponse } from './map-gemini-response';
 import { geminiUrl, postGemini, readGeminiReply, type GeminiTransport } from './post-gemini';
@@ -52,11 +51,7 @@ export function gemini(settings: ProviderSettings = {}): ChatProvider & ImagePro
     async chatStream(request, options): Promise<ChatStream> {
       const url = `${geminiUrl(transport, options.upstream, 'streamGenerateContent')}?alt=sse`;
       const payload = body(request, options);
-      return openUpstreamStream(
-        options.signal,
-        (signal) => postGemini(transport, url, payload, signal),
-        (stream) => stream.pipeThrough(createSseDecoder()).pipeThrough(createGeminiStream()),
-      );
+      return openUpstreamStream(options.signal, (signal) => postGemini(transport, url, payload, signal), geminiSteps());
     },
 
     images(request, options) {
