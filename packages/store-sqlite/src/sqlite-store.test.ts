@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
+import { betterSqlite3Driver } from './better-sqlite3-driver';
 import { MIGRATIONS } from './sqlite-schema';
 import { sqliteStore } from './sqlite-store';
 
@@ -165,6 +166,56 @@ describe('sqliteStore on a file', () => {
         error: { reason: 'key_budget', available: 200 },
       });
       await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads open holds through the partial indexes of open holds only, and checkpoints the WAL every 10,000 pages', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'plan.db');
+    try {
+      const store = sqliteStore(path);
+      const account = await store.createAccount({ plan: 'pro' });
+      await store.addCredits(account.id, 1_000);
+      const settled = await store.hold(account.id, { micros: 100, ttlMs: 60_000 });
+      const open = await store.hold(account.id, { micros: 200, ttlMs: 60_000 });
+      if (!settled.ok || !open.ok) throw new Error('hold refused');
+      await store.settle(settled.value.holdId, { micros: 50 });
+      const db = new Database(path);
+      const plan = (sql: string) =>
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all()
+          .map((row) => (row as { detail: string }).detail)
+          .join('; ');
+      expect(plan("SELECT sum(micros) FROM holds WHERE account_id = 'a' AND state = 'open' AND expires_at > 1")).toMatch(/USING (COVERING )?INDEX holds_open/);
+      expect(plan("SELECT sum(micros) FROM holds WHERE account_id = 'a' AND state = 'open' AND expires_at > 1 AND key_id = 'k'")).toMatch(/INDEX holds_open/);
+      expect(plan("SELECT id FROM holds WHERE state = 'open' AND expires_at <= 1 AND delivered_micros > 0")).toMatch(/INDEX holds_expiry/);
+      // Only the open hold is in them.
+      const indexed = (index: string) => (db.prepare(`SELECT count(*) AS n FROM holds INDEXED BY ${index} WHERE state = 'open'`).get() as { n: number }).n;
+      expect([indexed('holds_open'), indexed('holds_expiry')]).toEqual([1, 1]);
+      expect(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'holds_open'").pluck().get()).toMatch(/WHERE state = 'open'/);
+      db.close();
+      await store.close();
+      // A connection's own setting: the store sets it on the connection it opens.
+      const pragmas: string[] = [];
+      const recording = betterSqlite3Driver();
+      const recorded = sqliteStore(path, {
+        driver: {
+          name: 'recording',
+          open: (file) => {
+            const opened = recording.open(file);
+            const exec = (sql: string) => {
+              pragmas.push(sql);
+              opened.exec(sql);
+            };
+            return { exec, prepare: (sql) => opened.prepare(sql), close: () => opened.close() };
+          },
+        },
+      });
+      expect(pragmas).toContain('PRAGMA wal_autocheckpoint = 10000');
+      await recorded.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
