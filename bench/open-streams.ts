@@ -11,13 +11,13 @@
  * dropped, stopped with SIGTERM. `BENCH_SERVER=tsx` runs the CLI through tsx instead
  * (`node examples/server/bin/tollgate.mjs serve`, as `npm run tollgate -- serve`), for comparison;
  * `BENCH_NODE_ARGS` adds node flags (e.g. `--max-semi-space-size=2`) before the script.
- * `BENCH_HEAP_SNAPSHOT=1` also writes a heap snapshot of the server while every stream is open
- * (to `bench-heap/` at the root; `--heapsnapshot-signal`), which stalls the streams for its seconds.
+ * `BENCH_HEAP_SNAPSHOT=1` also writes heap snapshots of the server, idle and while every stream is
+ * open (to `bench-heap/` at the root; `--heapsnapshot-signal`), which stall it for their seconds.
  *
  * Run: `npx tsx bench/open-streams.ts`.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,8 @@ writeFileSync(
   }),
 );
 const snapshotDir = join(root, 'bench-heap');
+// Node dies of the signal instead of writing the snapshot when this directory does not exist.
+if (heapSnapshot) mkdirSync(snapshotDir, { recursive: true });
 const nodeArgs = [
   ...extraNodeArgs,
   ...(heapSnapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
@@ -158,6 +160,12 @@ const stream = (key: string) =>
 // Warm up (JIT, pools), then let the heap settle.
 await Promise.all(keys.slice(0, 10).map((key) => stream(key)));
 await sleep(2_000);
+if (heapSnapshot) {
+  // The idle snapshot, to subtract: written synchronously, so a stream served after it ends after it.
+  server.kill('SIGUSR2');
+  await stream(keys[0]!);
+  await sleep(2_000);
+}
 const before = rssMb(pid);
 let peak = before;
 const sampler = setInterval(() => {
