@@ -3,7 +3,7 @@
  * chats at once against an upstream that drips an event every `DRIP_MS` (default 250 ms, some 20
  * events: each stream stays open about 5 s), read by clients that keep up. Samples the server's
  * RSS (/proc/<pid>/status, Linux) before, while all are open, and after they ended, and prints
- * one JSON line. Exit code 1 when a stream failed or the peak passed `RSS_LIMIT_MB` (default 150).
+ * one JSON line (`AFTER_S`, default 5, seconds after). Exit code 1 when a stream failed or the peak passed `RSS_LIMIT_MB` (default 150).
  *
  * The server is the one `npm start` runs: the bundle (`prestart`, scripts/build-server.mjs) on
  * `node` with the flags of the root package.json's `start` script, configured by the environment
@@ -29,6 +29,7 @@ import { startChild } from './start-child';
 const streams = Number(process.env.OPEN_STREAMS ?? 1_000);
 const dripMs = Number(process.env.DRIP_MS ?? 250);
 const limitMb = Number(process.env.RSS_LIMIT_MB ?? 150);
+const afterS = Number(process.env.AFTER_S ?? 5);
 const mode = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'bundle';
 const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const heapSnapshot = process.env.BENCH_HEAP_SNAPSHOT === '1';
@@ -179,7 +180,7 @@ const results = await Promise.all(Array.from({ length: streams }, (_, index) => 
 const seconds = (performance.now() - started) / 1000;
 clearTimeout(snapshot);
 peak = Math.max(peak, rssMb(pid));
-await sleep(5_000);
+await sleep(afterS * 1000);
 clearInterval(sampler);
 const after = rssMb(pid);
 agent.destroy();
@@ -197,7 +198,7 @@ console.log(
     seconds: Number(seconds.toFixed(1)),
     'most open at once': maxOpen,
     failed,
-    'RSS MB before / peak / 5 s after': `${before.toFixed(0)} / ${peak.toFixed(0)} / ${after.toFixed(0)}`,
+    [`RSS MB before / peak / ${afterS} s after`]: `${before.toFixed(0)} / ${peak.toFixed(0)} / ${after.toFixed(0)}`,
     'peak growth MB': Number((peak - before).toFixed(1)),
     'KB per open stream': Math.round(((peak - before) * 1024) / maxOpen),
     ...(heapSnapshot ? { 'heap snapshots': readdirSync(snapshotDir).map((name) => join('bench-heap', name)) } : {}),

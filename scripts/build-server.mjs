@@ -10,15 +10,28 @@
  *
  * Run: `node scripts/build-server.mjs` (npm start runs it first, as `prestart`).
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = fileURLToPath(new URL('../examples/server/dist/', import.meta.url));
 const started = performance.now();
 rmSync(outdir, { recursive: true, force: true });
-await build({
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  // esbuild is a devDependency: an install without them (`npm install --omit=dev`) gets a bundle
+  // that runs the CLI through tsx (a dependency of the server), as before there was a build.
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(
+    new URL('tollgate.mjs', `file://${outdir}`),
+    "// esbuild was not installed: the CLI through tsx (scripts/build-server.mjs).\nimport '../bin/tollgate.mjs';\n",
+  );
+  process.stderr.write('build-server: esbuild is not installed (npm install without dev dependencies?): the server runs through tsx\n');
+  process.exit(0);
+}
+await esbuild.build({
   absWorkingDir: root,
   // The entry: the CLI's main() on the process's arguments, exiting with its code (as bin/tollgate.mjs does under tsx).
   stdin: {
