@@ -1,5 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { getEventListeners } from 'node:events';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions } from './node-listener';
 
@@ -176,6 +178,8 @@ describe('createNodeListener: the request', () => {
     ['a backslash in the path', 'GET /v1\\models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
     ['a Host that is not a host', 'GET /v1/models HTTP/1.1\r\nHost: a/b\r\nConnection: close\r\n\r\n'],
     ['TRACE, which a web Request cannot carry', 'TRACE /v1/models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
+    ['a Host the URL parser refuses (a last label that is a number)', 'GET /v1/models HTTP/1.1\r\nHost: a.1\r\nConnection: close\r\n\r\n'],
+    ['an absolute-form target with credentials', 'GET http://user:secret@other.test/a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
   ])('%s is the request phase: the Response onError returns, else 400', async (_name, bytes) => {
     let called = 0;
     const errors: unknown[] = [];
@@ -205,6 +209,16 @@ describe('createNodeListener: the request', () => {
     });
     await raw(port, 'GET http://other.test/a?b=1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
     expect(url).toBe('http://other.test/a?b=1');
+  });
+
+  it('the URL is normalised as a web Request normalises it', async () => {
+    let url = '';
+    const { port } = await serve((request) => {
+      url = request.url;
+      return new Response('ok');
+    });
+    await raw(port, 'GET /a/../b?x="y HTTP/1.1\r\nHost: EXAMPLE.test:80\r\nConnection: close\r\n\r\n');
+    expect(url).toBe('http://example.test/b?x=%22y');
   });
 
   it('reads nothing before the handler reads, and a handler that does not read leaves the socket paused', async () => {
@@ -313,6 +327,273 @@ describe('createNodeListener: the request', () => {
     await client.closed;
     expect(client.text()).toContain('refused');
     expect(client.text()).toContain('next');
+  });
+});
+
+/** A plain node:http server that answers with the method, URL, headers and body it received, as JSON. */
+async function echoServer(): Promise<{ port: number; url: string }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.stringify({ method: request.method, url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString() });
+      response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  const port = (server.address() as AddressInfo).port;
+  return { port, url: `http://127.0.0.1:${port}` };
+}
+
+/** Listeners on the request's signal: a real Request made from it follows it with one. */
+const followers = (request: Request): number => getEventListeners(request.signal, 'abort').length;
+
+describe('createNodeListener: the lightweight request', () => {
+  it('is a Request answering method, url, headers, signal and body without making a real one; any other member makes one, once', async () => {
+    const seen: Record<string, unknown> = {};
+    const { port } = await serve(async (request) => {
+      seen.instance = request instanceof Request;
+      seen.tag = Object.prototype.toString.call(request);
+      seen.method = request.method;
+      seen.url = request.url;
+      seen.header = request.headers.get('x-dup');
+      const { headers, signal, body } = request;
+      seen.sameHeaders = request.headers === headers;
+      seen.sameSignal = request.signal === signal;
+      seen.aborted = request.signal.aborted;
+      seen.stream = request.body instanceof ReadableStream;
+      seen.sameBody = request.body === body;
+      seen.usedBefore = request.bodyUsed;
+      seen.text = await new Response(request.body).text();
+      seen.usedAfter = request.bodyUsed;
+      seen.followersBefore = followers(request);
+      seen.members = {
+        cache: request.cache,
+        credentials: request.credentials,
+        destination: request.destination,
+        duplex: (request as Request & { duplex?: string }).duplex,
+        integrity: request.integrity,
+        keepalive: request.keepalive,
+        mode: request.mode,
+        redirect: request.redirect,
+        referrer: request.referrer,
+        referrerPolicy: request.referrerPolicy,
+      };
+      seen.followersAfter = followers(request);
+      seen.headersKept = request.headers.get('x-dup');
+      seen.usedKept = request.bodyUsed;
+      return new Response('ok');
+    });
+    const reply = parse(await raw(port, 'PUT /v1/x?y=1 HTTP/1.1\r\nHost: h:1\r\nX-Dup: a\r\nX-Dup: b\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc'));
+    expect(reply.status).toBe(200);
+    expect(seen).toEqual({
+      instance: true,
+      tag: '[object Request]',
+      method: 'PUT',
+      url: 'http://h:1/v1/x?y=1',
+      header: 'a, b',
+      sameHeaders: true,
+      sameSignal: true,
+      aborted: false,
+      stream: true,
+      sameBody: true,
+      usedBefore: false,
+      text: 'abc',
+      usedAfter: true,
+      followersBefore: 0,
+      members: {
+        cache: 'default',
+        credentials: 'same-origin',
+        destination: '',
+        duplex: 'half',
+        integrity: '',
+        keepalive: false,
+        mode: 'cors',
+        redirect: 'follow',
+        referrer: 'about:client',
+        referrerPolicy: '',
+      },
+      followersAfter: 1,
+      headersKept: 'a, b',
+      usedKept: true,
+    });
+  });
+
+  it.each([
+    ['text', 'a=1&b=2', (request: Request) => request.text()],
+    ['json', '{"a":1}', async (request: Request) => JSON.stringify(await request.json())],
+    ['arrayBuffer', 'a=1&b=2', async (request: Request) => Buffer.from(await request.arrayBuffer()).toString()],
+    ['bytes', 'a=1&b=2', async (request: Request) => Buffer.from(await request.bytes()).toString()],
+    [
+      'blob',
+      'a=1&b=2',
+      async (request: Request) => {
+        const blob = await request.blob();
+        return `${blob.type} ${await blob.text()}`;
+      },
+    ],
+    ['formData', 'a=1&b=2', async (request: Request) => [...(await request.formData()).entries()].join(';')],
+  ])('%s() reads the body; afterwards the body says used and a second read is refused', async (name, sent, read) => {
+    let result: unknown;
+    let after: { used: boolean; locked: boolean | undefined; again: string; forward: string } | undefined;
+    const { url } = await serve(async (request) => {
+      try {
+        result = await read(request);
+      } catch (error) {
+        result = error;
+      }
+      const again = await request.text().then(
+        () => 'read twice',
+        (error: unknown) => (error instanceof TypeError ? 'TypeError' : String(error)),
+      );
+      let forward = 'forwarded';
+      try {
+        new Request(request);
+      } catch (error) {
+        forward = error instanceof TypeError ? 'TypeError' : String(error);
+      }
+      after = { used: request.bodyUsed, locked: request.body?.locked, again, forward };
+      return new Response('ok');
+    });
+    const type = name === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+    expect((await fetch(url, { method: 'POST', body: sent, headers: { 'content-type': type } })).status).toBe(200);
+    const expected: Record<string, unknown> = {
+      text: 'a=1&b=2',
+      json: '{"a":1}',
+      arrayBuffer: 'a=1&b=2',
+      bytes: 'a=1&b=2',
+      blob: 'application/x-www-form-urlencoded a=1&b=2',
+      formData: 'a,1;b,2',
+    };
+    expect(result).toBe(expected[name]);
+    expect(after).toEqual({ used: true, locked: true, again: 'TypeError', forward: 'TypeError' });
+  });
+
+  it('a body read through its own reader first: used, and text(), clone() and new Request(it) refuse it as a real Request does', async () => {
+    let seen: Record<string, unknown> = {};
+    const { url } = await serve(async (request) => {
+      const body = request.body!;
+      const reader = body.getReader();
+      const lockedOnly = { used: request.bodyUsed, text: await request.text().catch((error: unknown) => error instanceof TypeError) };
+      await reader.read();
+      seen = {
+        lockedOnly,
+        used: request.bodyUsed,
+        sameBody: request.body === body,
+        text: await request.text().catch((error: unknown) => error instanceof TypeError),
+        clone: (() => {
+          try {
+            request.clone();
+            return 'cloned';
+          } catch (error) {
+            return error instanceof TypeError;
+          }
+        })(),
+        forward: (() => {
+          try {
+            new Request(request);
+            return 'forwarded';
+          } catch (error) {
+            return error instanceof TypeError;
+          }
+        })(),
+      };
+      return new Response('ok');
+    });
+    expect((await fetch(url, { method: 'POST', body: 'abc' })).status).toBe(200);
+    expect(seen).toEqual({ lockedOnly: { used: false, text: true }, used: true, sameBody: true, text: true, clone: true, forward: true });
+  });
+
+  it('clone(): the copy and the request each read the whole body; body is then the kept branch', async () => {
+    let seen: unknown;
+    const { url } = await serve(async (request) => {
+      const first = request.body;
+      const copy = request.clone();
+      seen = {
+        copy: copy instanceof Request,
+        branch: request.body !== first && request.body instanceof ReadableStream,
+        texts: await Promise.all([copy.text(), request.text()]),
+        used: request.bodyUsed,
+      };
+      return new Response('ok');
+    });
+    expect((await fetch(url, { method: 'POST', body: 'hello' })).status).toBe(200);
+    expect(seen).toEqual({ copy: true, branch: true, texts: ['hello', 'hello'], used: true });
+  });
+
+  it('forwarding: new Request(it), new Request(url, it) and fetch(it) carry method, URL, headers (as changed) and body', async () => {
+    const upstream = await echoServer();
+    const replies: unknown[] = [];
+    const { port } = await serve(async (request) => {
+      request.headers.set('x-added', 'yes');
+      const path = new URL(request.url).pathname;
+      if (path === '/copy') {
+        const copy = new Request(request);
+        replies.push({ method: copy.method, url: copy.url, added: copy.headers.get('x-added'), body: await copy.text(), used: request.bodyUsed });
+        return new Response('ok');
+      }
+      const sent = path === '/init' ? await fetch(`${upstream.url}/init`, request) : await fetch(request);
+      const echoed = (await sent.json()) as { method: string; url: string; headers: Record<string, string>; body: string };
+      replies.push({ method: echoed.method, url: echoed.url, added: echoed.headers['x-added'], body: echoed.body });
+      return new Response('ok');
+    });
+    const send = (path: string) =>
+      raw(port, `PATCH ${path} HTTP/1.1\r\nHost: 127.0.0.1:${upstream.port}\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`);
+    expect(parse(await send('/copy')).status).toBe(200);
+    expect(parse(await send('/init')).status).toBe(200);
+    expect(parse(await send('/fetch')).status).toBe(200);
+    expect(replies).toEqual([
+      { method: 'PATCH', url: `http://127.0.0.1:${upstream.port}/copy`, added: 'yes', body: 'hello', used: true },
+      { method: 'PATCH', url: '/init', added: 'yes', body: 'hello' },
+      { method: 'PATCH', url: '/fetch', added: 'yes', body: 'hello' },
+    ]);
+  });
+
+  it('a GET forwards with no body, and its body methods read nothing', async () => {
+    let seen: unknown;
+    const { url } = await serve(async (request) => {
+      const copy = new Request(request);
+      seen = { body: copy.body, text: await request.text(), used: request.bodyUsed };
+      return new Response('ok');
+    });
+    expect((await fetch(url)).status).toBe(200);
+    expect(seen).toEqual({ body: null, text: '', used: false });
+  });
+
+  it('structuredClone and util.inspect work on it as on a real Request', async () => {
+    let seen: { clone: unknown; inspected: string } | undefined;
+    const { url } = await serve((request) => {
+      seen = { clone: structuredClone(request), inspected: inspect(request) };
+      return new Response('ok');
+    });
+    expect((await fetch(`${url}/x`, { method: 'POST', body: 'a' })).status).toBe(200);
+    expect(seen?.clone).toEqual(structuredClone(new Request('http://h/', { method: 'POST', body: 'a' })));
+    expect(seen?.inspected).toMatch(/^Request \{/);
+    expect(seen?.inspected).toContain(`url: '${url}/x'`);
+    expect(seen?.inspected).toContain("method: 'POST'");
+  });
+
+  it('a global Request replaced by a subclass later (as serve() of @hono/node-server does) is followed: instanceof holds with both', async () => {
+    const Original = globalThis.Request;
+    class Replaced extends Original {}
+    globalThis.Request = Replaced;
+    cleanups.push(() => {
+      globalThis.Request = Original;
+    });
+    let seen: unknown;
+    const { url } = await serve(async (request) => {
+      seen = { replaced: request instanceof Replaced, original: request instanceof Original, text: await request.text() };
+      return new Response('ok');
+    });
+    expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(200);
+    expect(seen).toEqual({ replaced: true, original: true, text: 'x' });
   });
 });
 
