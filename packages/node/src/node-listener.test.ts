@@ -580,6 +580,25 @@ describe('createNodeListener: the lightweight request', () => {
     expect(seen?.inspected).toContain("method: 'POST'");
   });
 
+  it('a header value a web Headers refuses (a NUL, which only insecureHTTPParser lets through) fails where the headers are first read: the handler', async () => {
+    const phases: NodeListenerErrorPhase[] = [];
+    let reached = false;
+    const listener = createNodeListener(
+      (request) => {
+        reached = true;
+        return new Response(request.headers.get('x-a'));
+      },
+      { onError: (_error, phase) => void phases.push(phase) },
+    );
+    const server = createServer({ insecureHTTPParser: true }, listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    const reply = parse(await raw((server.address() as AddressInfo).port, 'GET / HTTP/1.1\r\nHost: h\r\nX-A: a\u0000b\r\nConnection: close\r\n\r\n'));
+    expect(reply.status).toBe(500);
+    expect(reached).toBe(true);
+    expect(phases).toEqual(['handler']);
+  });
+
   it('a global Request replaced by a subclass later (as serve() of @hono/node-server does) is followed: instanceof holds with both', async () => {
     const Original = globalThis.Request;
     class Replaced extends Original {}

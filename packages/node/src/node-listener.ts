@@ -332,10 +332,10 @@ let forwards: boolean | undefined;
  */
 function nodeRequestsForward(): boolean {
   if (forwards === undefined) {
-    const incoming = new IncomingMessage(new Socket());
-    incoming.rawHeaders = ['x-probe', '1'];
-    const exchange = new Exchange(incoming, new ServerResponse(incoming), undefined, undefined);
     try {
+      const incoming = new IncomingMessage(new Socket());
+      incoming.rawHeaders = ['x-probe', '1'];
+      const exchange = new Exchange(incoming, new ServerResponse(incoming), undefined, undefined);
       const probe = new WebRequest(lightRequest(new NodeRequest(exchange, 'HEAD', 'http://localhost/probe')));
       forwards = probe.method === 'HEAD' && probe.url === 'http://localhost/probe' && probe.headers.get('x-probe') === '1';
     } catch {
