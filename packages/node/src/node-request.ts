@@ -1,0 +1,364 @@
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+
+/** What a {@link NodeRequest} needs of its exchange (the listener's `Exchange`). */
+export interface RequestExchange {
+  readonly incoming: IncomingMessage;
+  readonly abort: AbortController;
+  /** The request body's source, once the body stream was made. */
+  body: IncomingBody | undefined;
+}
+
+const kBody = Symbol('tollgate.body');
+
+type WithBody = IncomingMessage & { [kBody]?: IncomingBody };
+
+/** Methods a web `Request` refuses (undici throws on them): a 400 here too. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** The `Request` of an incoming message: a {@link NodeRequest}, or a real `Request` where undici would not take one as its input. */
+export function newRequest(incoming: IncomingMessage, hostname: string | undefined, exchange: RequestExchange): Request {
+  const method = incoming.method ?? 'GET';
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  const request = lightRequest(new NodeRequest(exchange, method, requestUrl(incoming, hostname)));
+  return nodeRequestsForward() ? request : materialise(request);
+}
+
+const kMaterialise = Symbol('tollgate.materialise');
+
+/**
+ * The runtime's `Request` (undici's) as this module found it: what NodeRequest extends and
+ * materialises, whatever replaces the global later.
+ */
+const WebRequest = Request;
+
+/**
+ * The handler's `Request`, without undici's `Request` machinery on the hot path: `method`, `url`,
+ * `headers` (built from `rawHeaders` on first use), `signal` (the exchange's own, no second signal
+ * following it) and `body` (the pull-based stream, made on first use) are answered here. Any other
+ * member (`text()`, `json()`, `clone()`, `cache`, …, and the internal slots undici reads when the
+ * request is passed to `new Request()` or `fetch()`) makes a real `Request` once — same body
+ * stream, same signal, the headers as they are then — and answers from it. Its prototype chain
+ * reaches `Request.prototype`, so `instanceof Request` holds. Headers read before that moment stay
+ * the ones `headers` returns; changes made to them afterwards do not reach the real `Request`.
+ */
+class NodeRequest {
+  readonly #exchange: RequestExchange;
+  readonly #method: string;
+  readonly #url: string;
+  #headers: Headers | undefined;
+  /** The body stream this object made: `null` for GET and HEAD, `undefined` until first asked for. */
+  #body: ReadableStream<Uint8Array> | null | undefined;
+  /** The real `Request`, once a member only it answers was asked for. */
+  #request: Request | undefined;
+  /** The real `Request` carries {@link NodeRequest.#body} (not a stand-in for a body already used). */
+  #shared = false;
+
+  constructor(exchange: RequestExchange, method: string, url: string) {
+    this.#exchange = exchange;
+    this.#method = method;
+    this.#url = url;
+  }
+
+  get method(): string {
+    return this.#method;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  get headers(): Headers {
+    if (this.#headers === undefined) {
+      // Duplicates are appended, as a web Headers keeps them. A value Headers refuses (only a server
+      // with insecureHTTPParser lets one through, a NUL) throws here, in the handler's phase.
+      const headers = new Headers();
+      appendRawHeaders(headers, this.#exchange.incoming.rawHeaders);
+      this.#headers = headers;
+    }
+    return this.#headers;
+  }
+
+  get signal(): AbortSignal {
+    return this.#exchange.abort.signal;
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    const request = this.#request;
+    // clone() on the real Request tees the stream and keeps one branch: from then on, that is the body.
+    return request !== undefined && this.#shared ? request.body : this.#ownBody();
+  }
+
+  get bodyUsed(): boolean {
+    const request = this.#request;
+    if (request !== undefined && this.#shared) return request.bodyUsed;
+    const body = this.#body;
+    return body !== undefined && body !== null && isDisturbed(body);
+  }
+
+  #ownBody(): ReadableStream<Uint8Array> | null {
+    if (this.#body === undefined) {
+      if (this.#method === 'GET' || this.#method === 'HEAD') this.#body = null;
+      else {
+        const source = new IncomingBody(this.#exchange.incoming);
+        this.#exchange.body = source;
+        this.#body = new ReadableStream<Uint8Array>(source, { highWaterMark: 0 });
+      }
+    }
+    return this.#body;
+  }
+
+  /** The real `Request`, made once. */
+  [kMaterialise](): Request {
+    if (this.#request !== undefined) return this.#request;
+    const body = this.#ownBody();
+    const init: RequestInit & { duplex?: 'half' } = { method: this.#method, signal: this.#exchange.abort.signal };
+    if (this.#headers !== undefined) init.headers = this.#headers;
+    // A body already read (or locked by a reader) cannot be given to a Request: a stand-in marked as
+    // used makes the real Request refuse its body as undici's own would (`text()` rejects,
+    // `new Request(it)` throws), while `body` and `bodyUsed` keep answering from the stream itself.
+    const usable = body === null || !(body.locked || isDisturbed(body));
+    if (body !== null) {
+      init.body = usable ? body : new ReadableStream<Uint8Array>();
+      init.duplex = 'half';
+    }
+    const request = new WebRequest(this.#url, init);
+    if (!usable) request.arrayBuffer().catch(ignore);
+    if (this.#headers === undefined) {
+      appendRawHeaders(request.headers, this.#exchange.incoming.rawHeaders);
+      this.#headers = request.headers;
+    }
+    this.#request = request;
+    this.#shared = usable;
+    return request;
+  }
+}
+
+/**
+ * The members of `Request.prototype` (and of the classes it extends, when the global `Request` was
+ * already a subclass at load) NodeRequest does not answer itself, each answered by the real
+ * `Request`; then the symbol-keyed slots undici's `Request` keeps its state in (undici 6: what
+ * `new Request(input)` and `fetch(input)` read from an input that is `instanceof Request`).
+ */
+for (let prototype: object | null = WebRequest.prototype; prototype !== null && prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    if (name === 'constructor' || Object.hasOwn(NodeRequest.prototype, name)) continue;
+    const descriptor = Object.getOwnPropertyDescriptor(prototype, name);
+    const getter = descriptor?.get;
+    const method: unknown = descriptor?.value;
+    if (getter !== undefined) {
+      Object.defineProperty(NodeRequest.prototype, name, {
+        configurable: true,
+        get(this: NodeRequest): unknown {
+          return Reflect.apply(getter, this[kMaterialise](), []);
+        },
+      });
+    } else if (typeof method === 'function') {
+      Object.defineProperty(NodeRequest.prototype, name, {
+        configurable: true,
+        writable: true,
+        value(this: NodeRequest, ...args: unknown[]): unknown {
+          return Reflect.apply(method, this[kMaterialise](), args);
+        },
+      });
+    }
+  }
+}
+for (const slot of Object.getOwnPropertySymbols(new WebRequest('http://localhost/'))) {
+  Object.defineProperty(NodeRequest.prototype, slot, {
+    configurable: true,
+    get(this: NodeRequest): unknown {
+      return Reflect.get(this[kMaterialise](), slot);
+    },
+  });
+}
+Object.setPrototypeOf(NodeRequest.prototype, WebRequest.prototype);
+
+/** The class whose prototype NodeRequest's prototype follows. */
+let extended: typeof Request = WebRequest;
+
+/**
+ * A NodeRequest as the `Request` it is. A global `Request` replaced by a subclass of the runtime's
+ * (as `serve()` of @hono/node-server does) is followed, so that `instanceof Request` holds with it too.
+ */
+function lightRequest(request: NodeRequest): Request {
+  if (Request !== extended && Request.prototype instanceof WebRequest) {
+    Object.setPrototypeOf(NodeRequest.prototype, Request.prototype);
+    extended = Request;
+  }
+  if (request instanceof WebRequest) return request;
+  throw new TypeError('NodeRequest does not extend Request.');
+}
+
+/** The real `Request` behind `request`, made on the spot if it is a NodeRequest. */
+function materialise(request: Request): Request {
+  return request instanceof NodeRequest ? request[kMaterialise]() : request;
+}
+
+let forwards: boolean | undefined;
+
+/**
+ * Whether this runtime's `Request` takes a NodeRequest as its input (`new Request(it)`, `fetch(it)`),
+ * through the slots forwarded above. An undici that keeps its state in private fields (undici 7)
+ * does not: there every request is materialised at once, as before NodeRequest.
+ */
+function nodeRequestsForward(): boolean {
+  if (forwards === undefined) {
+    try {
+      const incoming = new IncomingMessage(new Socket());
+      incoming.rawHeaders = ['x-probe', '1'];
+      const exchange: RequestExchange = { incoming, abort: new AbortController(), body: undefined };
+      const probe = new WebRequest(lightRequest(new NodeRequest(exchange, 'HEAD', 'http://localhost/probe')));
+      forwards = probe.method === 'HEAD' && probe.url === 'http://localhost/probe' && probe.headers.get('x-probe') === '1';
+    } catch {
+      forwards = false;
+    }
+  }
+  return forwards;
+}
+
+/** Whether a web stream was read from or cancelled: node:stream's `isDisturbed`, which takes web streams too (its types name only Node's). */
+function isDisturbed(stream: ReadableStream<Uint8Array>): boolean {
+  return Reflect.apply(Readable.isDisturbed, Readable, [stream]) === true;
+}
+
+function appendRawHeaders(headers: Headers, raw: string[]): void {
+  for (let index = 0; index < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
+}
+
+/** Host names and ports as they come, needing no URL parse to check. */
+const PLAIN_HOST = /^[A-Za-z0-9._-]+(?::\d{1,5})?$/;
+
+/** The absolute URL of the request: origin-form target on the Host header (or `hostname`), or an absolute-form target. */
+function requestUrl(incoming: IncomingMessage, hostname: string | undefined): string {
+  const target = incoming.url ?? '';
+  if (target.charCodeAt(0) !== 47 /* / */) {
+    if (target.startsWith('http://') || target.startsWith('https://')) {
+      checkPath(target);
+      const url = new URL(target);
+      if (url.username !== '' || url.password !== '') throw new TypeError('The request target has credentials.');
+      return url.href;
+    }
+    throw new TypeError('The request target is not a path.');
+  }
+  checkPath(target);
+  const host = incoming.headers.host || hostname;
+  if (!host) throw new TypeError('The request has no Host header.');
+  if (!PLAIN_HOST.test(host)) {
+    // Anything else must be a host (and port) alone: `a/b` or `a@b` would change the URL's meaning.
+    const parsed = new URL(`http://${host}`);
+    const bare = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+    if (parsed.hostname !== bare.toLowerCase()) throw new TypeError('The Host header is not a host.');
+  }
+  // Parsed as `new Request(url)` would: the URL the handler sees is the normalised one.
+  return new URL(`${(incoming.socket as { encrypted?: boolean } | null)?.encrypted ? 'https' : 'http'}://${host}${target}`).href;
+}
+
+/** A backslash in the path would be read as a slash by the URL parser: refused, as @hono/node-server does. */
+function checkPath(target: string): void {
+  const backslash = target.indexOf('\\');
+  if (backslash === -1) return;
+  const query = target.indexOf('?');
+  if (query === -1 || backslash < query) throw new TypeError('The request path has a backslash.');
+}
+
+/**
+ * The request body as a pull source: each pull takes what the incoming message buffered, or waits
+ * for its next `readable`. Nothing is read before the first pull, and a handler that stops reading
+ * leaves the socket paused (Node stops reading it when the message's buffer is full).
+ */
+export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
+  controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** A pull is waiting for bytes. */
+  waiting = false;
+  listening = false;
+  /** Closed, errored or cancelled. */
+  settled = false;
+  /** Read from or cancelled: Node no longer drains the rest on its own. */
+  touched = false;
+
+  constructor(readonly incoming: IncomingMessage) {}
+
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.controller = controller;
+  }
+
+  pull(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.waiting = true;
+    if (!this.listening) {
+      const incoming = this.incoming as WithBody;
+      if (incoming.readableEnded || incoming.destroyed) {
+        // Gone (or read by someone else) before the handler read: nothing more will come.
+        this.settled = true;
+        if (incoming.readableEnded) controller.close();
+        else controller.error(incoming.errored ?? cutShort());
+        return;
+      }
+      this.listening = true;
+      this.touched = true;
+      incoming[kBody] = this;
+      incoming.on('readable', onBodyReadable);
+      incoming.on('end', onBodyEnd);
+      incoming.on('error', onBodyError);
+      incoming.on('close', onBodyClose);
+    }
+    this.take();
+  }
+
+  take(): void {
+    const chunk = this.incoming.read() as Buffer | null;
+    if (chunk === null) return;
+    this.waiting = false;
+    this.controller?.enqueue(chunk);
+  }
+
+  cancel(): void {
+    this.touched = true;
+    this.stop();
+  }
+
+  /** Ends the body with `error` for its reader (the client went away), unless it already ended. */
+  error(error: unknown): void {
+    if (this.settled) return;
+    this.stop();
+    this.controller?.error(error);
+  }
+
+  stop(): void {
+    this.settled = true;
+    this.waiting = false;
+    if (!this.listening) return;
+    const incoming = this.incoming;
+    incoming.off('readable', onBodyReadable);
+    incoming.off('end', onBodyEnd);
+    incoming.off('error', onBodyError);
+    incoming.off('close', onBodyClose);
+  }
+}
+
+function onBodyReadable(this: WithBody): void {
+  const body = this[kBody];
+  if (body?.waiting) body.take();
+}
+
+function onBodyEnd(this: WithBody): void {
+  const body = this[kBody];
+  if (!body || body.settled) return;
+  body.stop();
+  body.controller?.close();
+}
+
+function onBodyError(this: WithBody, error: Error): void {
+  this[kBody]?.error(error);
+}
+
+function onBodyClose(this: WithBody): void {
+  this[kBody]?.error(this.errored ?? cutShort());
+}
+
+export function cutShort(): TypeError {
+  return new TypeError('The client closed the connection before the request body ended.');
+}
+
+function ignore(): void {}
