@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { ProviderError, openaiCompatible } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
 import { listen } from '@tollgate/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
+import { lightResponsesWork, UpstreamResponse } from './upstream-response';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -216,5 +217,181 @@ describe('createUpstreamFetch', () => {
     for (let read = await reader.read(); !read.done; read = await reader.read()) text += read.value.choices[0]?.delta.content ?? '';
     expect(text).toBe('one two three');
     expect(fake.requests[1]!.headers.authorization).toBe('Bearer k');
+  });
+});
+
+describe('the reply as a lightweight Response (UpstreamResponse)', () => {
+  async function reply(handler: (request: IncomingMessage, response: ServerResponse) => void, init?: RequestInit): Promise<Response> {
+    const { url } = await serve(handler);
+    return upstream().fetch(`${url}/`, init);
+  }
+
+  const json = (response: ServerResponse) =>
+    response.writeHead(200, 'Fine', { 'content-type': 'application/json', 'x-twice': ['a', 'b'] }).end('{"a":[1,"é"]}');
+
+  it('answers status, statusText, ok, headers, body and bodyUsed itself and is instanceof Response', async () => {
+    const response = await reply((_request, res) => json(res));
+    expect(response).toBeInstanceOf(Response);
+    expect(response).toBeInstanceOf(UpstreamResponse);
+    expect(lightResponsesWork()).toBe(true);
+    expect([response.status, response.statusText, response.ok]).toEqual([200, 'Fine', true]);
+    expect(response.headers).toBeInstanceOf(Headers);
+    expect(response.headers).toBe(response.headers);
+    expect(response.headers.get('x-twice')).toBe('a, b');
+    expect(response.bodyUsed).toBe(false);
+    const body = response.body!;
+    expect(body).toBe(response.body);
+    expect(await new Response(body).text()).toBe('{"a":[1,"é"]}');
+    expect(response.bodyUsed).toBe(true);
+    const missing = await reply((_request, res) => res.writeHead(404, 'Nope').end('x'));
+    expect([missing.status, missing.statusText, missing.ok]).toEqual([404, 'Nope', false]);
+    expect(await missing.text()).toBe('x');
+  });
+
+  it('reads json(), text(), arrayBuffer() and bytes() without a web stream, each a copy of its own', async () => {
+    const handler = (_request: IncomingMessage, res: ServerResponse) => json(res);
+    expect(await (await reply(handler)).json()).toEqual({ a: [1, 'é'] });
+    expect(await (await reply(handler)).text()).toBe('{"a":[1,"é"]}');
+    const buffer = await (await reply(handler)).arrayBuffer();
+    expect(buffer).toBeInstanceOf(ArrayBuffer);
+    expect(Buffer.from(buffer).toString()).toBe('{"a":[1,"é"]}');
+    expect(buffer.byteLength).toBe(14);
+    const bytes = await (await reply(handler)).bytes();
+    expect(bytes).toBeInstanceOf(Uint8Array);
+    expect(bytes.buffer.byteLength).toBe(14);
+    expect(new TextDecoder().decode(bytes)).toBe('{"a":[1,"é"]}');
+    // Many chunks over time, a leading BOM dropped as undici's text() drops it.
+    const chunked = await reply((_request, res) => {
+      res.writeHead(200);
+      res.write(Buffer.from([0xef, 0xbb, 0xbf]));
+      setTimeout(() => res.write('{"b":'), 5);
+      setTimeout(() => res.end('2}'), 10);
+    });
+    expect(await chunked.json()).toEqual({ b: 2 });
+    const invalid = await reply((_request, res) => res.end('not json'));
+    await expect(invalid.json()).rejects.toBeInstanceOf(SyntaxError);
+  });
+
+  it('a body read once is used: a second read rejects as undici does, body is a disturbed stream, clone() throws', async () => {
+    const response = await reply((_request, res) => json(res));
+    expect(await response.text()).toBe('{"a":[1,"é"]}');
+    expect(response.bodyUsed).toBe(true);
+    const second = await response.json().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(second).toBeInstanceOf(TypeError);
+    expect((second as Error).message).toBe('Body is unusable: Body has already been read');
+    const body = response.body!;
+    expect(body).toBeInstanceOf(ReadableStream);
+    expect(() => new Response(body)).toThrow(TypeError);
+    expect(() => response.clone()).toThrow(TypeError);
+    await expect(response.arrayBuffer()).rejects.toThrow('Body is unusable');
+    // Two reads at once: the second is refused while the first still reads.
+    const twice = await reply((_request, res) => {
+      res.writeHead(200);
+      setTimeout(() => res.end('late'), 10);
+    });
+    const first = twice.text();
+    await expect(twice.bytes()).rejects.toThrow('Body is unusable');
+    expect(await first).toBe('late');
+    // A body taken by a reader cannot be read again either.
+    const locked = await reply((_request, res) => json(res));
+    locked.body!.getReader();
+    await expect(locked.text()).rejects.toThrow('Body is unusable');
+  });
+
+  it('clone(), blob(), type, url and redirected make a real Response once, sharing the body', async () => {
+    const response = await reply((_request, res) => json(res));
+    const headers = response.headers;
+    expect(response.type).toBe('default');
+    expect(response.url).toBe('');
+    expect(response.redirected).toBe(false);
+    const copy = response.clone();
+    expect(copy.status).toBe(200);
+    expect(copy.headers.get('x-twice')).toBe('a, b');
+    expect(response.headers).toBe(headers);
+    expect(await copy.text()).toBe('{"a":[1,"é"]}');
+    expect(response.bodyUsed).toBe(false);
+    expect(await response.json()).toEqual({ a: [1, 'é'] });
+    expect(response.bodyUsed).toBe(true);
+    const blob = await (await reply((_request, res) => json(res))).blob();
+    expect(await blob.text()).toBe('{"a":[1,"é"]}');
+    // Undici's own members, called on it, answer through the real Response.
+    const direct = await reply((_request, res) => json(res));
+    expect(Reflect.apply(Response.prototype.text, direct, [])).toBeInstanceOf(Promise);
+    expect(direct.bodyUsed).toBe(true);
+  });
+
+  it('a body cut mid-way rejects every read with TypeError terminated, read before or after the cut', async () => {
+    const cut = (_request: IncomingMessage, res: ServerResponse) => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('only part', () => res.socket!.destroy());
+    };
+    for (const read of ['json', 'text', 'arrayBuffer', 'bytes'] as const) {
+      const response = await reply(cut);
+      const error = await response[read]().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe('terminated');
+    }
+    const late = await reply(cut);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(late.json()).rejects.toThrow('terminated');
+    const stream = await reply(cut);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(new Response(stream.body).text()).rejects.toThrow('terminated');
+  });
+
+  it('an abort while json() reads rejects with the signal reason and closes the connection', async () => {
+    let serverSocketClosed!: Promise<void>;
+    const controller = new AbortController();
+    const response = await reply(
+      (request, res) => {
+        serverSocketClosed = new Promise((resolve) => request.socket.on('close', () => resolve()));
+        res.writeHead(200);
+        res.write('{"half":');
+      },
+      { signal: controller.signal },
+    );
+    const reading = response.json();
+    const reason = new Error('client left');
+    setTimeout(() => controller.abort(reason), 5);
+    await expect(reading).rejects.toBe(reason);
+    await serverSocketClosed;
+  });
+
+  it('decodes gzip and br for json() and the body stream alike', async () => {
+    const { url } = await serve((request, res) => {
+      const text = '{"zipped":true}';
+      if (request.url === '/br') return void res.writeHead(200, { 'content-encoding': 'br' }).end(brotliCompressSync(text));
+      res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(text));
+    });
+    const { fetch } = upstream();
+    expect(await (await fetch(`${url}/gz`)).json()).toEqual({ zipped: true });
+    expect(await (await fetch(`${url}/br`)).text()).toBe('{"zipped":true}');
+    expect(await new Response((await fetch(`${url}/gz`)).body).text()).toBe('{"zipped":true}');
+    expect(new Uint8Array(await (await fetch(`${url}/gz`)).arrayBuffer())).toEqual(new Uint8Array(Buffer.from('{"zipped":true}')));
+  });
+
+  it('a reply without a body reads as empty as often as asked; the connection is reused after json()', async () => {
+    const { url, server } = await serve((request, res) => {
+      if (request.url === '/empty') return void res.writeHead(204, 'Nothing').end();
+      json(res);
+    });
+    let connections = 0;
+    server.on('connection', () => connections++);
+    const { fetch } = upstream();
+    const empty = await fetch(`${url}/empty`);
+    expect([empty.status, empty.statusText, empty.body, empty.bodyUsed]).toEqual([204, 'Nothing', null, false]);
+    expect(await empty.text()).toBe('');
+    expect(await empty.text()).toBe('');
+    expect((await empty.arrayBuffer()).byteLength).toBe(0);
+    await expect(empty.json()).rejects.toBeInstanceOf(SyntaxError);
+    expect(empty.clone().status).toBe(204);
+    for (let index = 0; index < 3; index++) expect(await (await fetch(`${url}/`)).json()).toEqual({ a: [1, 'é'] });
+    expect(connections).toBe(1);
   });
 });

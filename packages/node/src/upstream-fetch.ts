@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import { ReplyBody, type UpstreamResponse, upstreamResponse } from './upstream-response';
 
 /** Settings of {@link createUpstreamFetch}. */
 export interface UpstreamFetchOptions {
@@ -25,8 +24,10 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * A fetch on node:http / node:https with keep-alive pools, for the providers' upstream calls: the
- * reply body is a pull-based web byte stream read straight off the socket (no undici body
- * machinery), so a slow client slows the upstream read. Failures look like undici's: a request
+ * reply is a lightweight `Response` (see {@link UpstreamResponse}: `json()`, `text()`,
+ * `arrayBuffer()` and `bytes()` read the reply straight into one Buffer; `body` is a pull-based web
+ * byte stream read off the socket, so a slow client slows the upstream read; other members make a
+ * real `Response` once). Failures look like undici's: a request
  * that got no reply rejects with `TypeError('fetch failed', { cause })` (the cause carries the
  * socket's code, e.g. ECONNREFUSED, which the providers map to `upstream_unavailable`); a body cut
  * mid-way errors with `TypeError('terminated')`; an abort rejects or errors with the signal's
@@ -101,16 +102,15 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
           reject(new TypeError('fetch failed', { cause: new Error(`invalid status ${status}`) }));
           return;
         }
-        const init = { status, statusText: response.statusMessage ?? '', headers: responseHeaders(response) };
         if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') {
           detach();
           response.resume();
-          resolve(new Response(null, init));
+          resolve(upstreamResponse(response, status, null));
           return;
         }
-        const stream = readBody(response, detach);
-        onBodyFailure = stream.fail;
-        resolve(new Response(stream.body, init));
+        const reply = new ReplyBody(response, detach);
+        onBodyFailure = (error) => reply.fail(error);
+        resolve(upstreamResponse(response, status, reply));
       });
       request.end(body);
     });
@@ -144,109 +144,4 @@ function requestHeaders(init: RequestInit['headers']): Record<string, string> {
   }
   for (const [name, value] of new Headers(init)) headers[name] = value;
   return headers;
-}
-
-function responseHeaders(response: http.IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = response.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = raw[index];
-    const value = raw[index + 1];
-    if (name === undefined || value === undefined) break;
-    try {
-      headers.append(name, value);
-    } catch {
-      // A header a web Headers refuses (odd bytes) is dropped rather than failing the call.
-    }
-  }
-  return headers;
-}
-
-/**
- * The reply body as a pull-based web byte stream: each pull takes what the socket has buffered
- * (`read()`), so nothing is read ahead of the consumer beyond node's own stream buffer. `fail`
- * errors it at once (abort, socket error); cancel destroys the connection.
- */
-function readBody(response: http.IncomingMessage, onOver: () => void): { body: ReadableStream<Uint8Array>; fail(error: unknown): void } {
-  const source = decoded(response);
-  let controller: ReadableByteStreamController | undefined;
-  let ended = false;
-  let over = false;
-  let wake: (() => void) | undefined;
-  const finish = () => {
-    if (over) return false;
-    over = true;
-    onOver();
-    return true;
-  };
-  const fail = (error: unknown) => {
-    if (!finish()) return;
-    source.destroy();
-    response.destroy();
-    controller?.error(error);
-    wake?.();
-  };
-  source.on('readable', () => wake?.());
-  source.on('end', () => {
-    ended = true;
-    wake?.();
-  });
-  source.on('error', (error) => fail(new TypeError('terminated', { cause: error })));
-  // Closed without its end and without an error (the socket went away): cut like undici says.
-  source.on('close', () => {
-    if (!ended) fail(new TypeError('terminated'));
-  });
-  const body = new ReadableStream(
-    {
-      type: 'bytes',
-      start(c) {
-        controller = c;
-      },
-      async pull(c) {
-        for (;;) {
-          if (over) return;
-          const chunk: Buffer | null = source.read();
-          // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
-          if (chunk !== null) return c.enqueue(new Uint8Array(chunk));
-          if (ended) {
-            finish();
-            return c.close();
-          }
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-        }
-      },
-      cancel() {
-        finish();
-        // Every byte already arrived (a stream cancelled right after its last event): reading out the
-        // buffered rest ends the reply and hands the connection back to the pool instead of closing it.
-        if (response.complete && source === response) {
-          while (response.read() !== null);
-          return;
-        }
-        source.destroy();
-        response.destroy();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return { body, fail };
-}
-
-/** The reply's bytes, decoded when the upstream compressed them (a caller that asked for it). */
-function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  if (!decoder) return response;
-  response.on('error', (error) => decoder.destroy(error));
-  return response.pipe(decoder);
 }
