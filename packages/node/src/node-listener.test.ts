@@ -307,6 +307,7 @@ describe('createNodeListener: the request', () => {
     await sleep(50);
     client.socket.destroy();
     await until(() => failure !== undefined && signal?.aborted === true);
+    expect(failure).toBeInstanceOf(Error);
   });
 
   it('a body cancelled half read is drained after the response, so the next request on the connection is served', async () => {
@@ -565,6 +566,113 @@ describe('createNodeListener: the lightweight request', () => {
     });
     expect((await fetch(url)).status).toBe(200);
     expect(seen).toEqual({ body: null, text: '', used: false });
+  });
+
+  it('arrayBuffer(), bytes(), text() and json() read the body straight from the message: no real Request, no stream; then used and locked', async () => {
+    const seen: Record<string, unknown>[] = [];
+    const { port } = await serve(async (request) => {
+      const path = new URL(request.url).pathname;
+      const read =
+        path === '/text'
+          ? await request.text()
+          : path === '/json'
+            ? JSON.stringify(await request.json())
+            : path === '/bytes'
+              ? Buffer.from(await request.bytes()).toString()
+              : Buffer.from(await request.arrayBuffer()).toString();
+      const real = followers(request);
+      const again = await request.arrayBuffer().then(
+        () => 'read twice',
+        (error: unknown) => (error instanceof TypeError ? error.message : String(error)),
+      );
+      seen.push({ path, read, real, used: request.bodyUsed, locked: request.body?.locked, again });
+      return new Response('ok');
+    });
+    const body = '{"a":"é"}';
+    const chunked = (path: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\n{"a"\r\n${(Buffer.byteLength(body) - 4).toString(16)}\r\n${body.slice(4)}\r\n0\r\n\r\n`;
+    expect(
+      parse(await raw(port, `POST /text HTTP/1.1\r\nHost: h\r\nContent-Length: ${Buffer.byteLength(body) + 3}\r\nConnection: close\r\n\r\n\uFEFF${body}`))
+        .status,
+    ).toBe(200);
+    for (const path of ['/json', '/bytes', '/arrayBuffer']) expect(parse(await raw(port, chunked(path))).status).toBe(200);
+    const common = { real: 0, used: true, locked: true, again: 'Body is unusable: Body has already been read' };
+    expect(seen).toEqual([
+      // The BOM is dropped, as a Request's text() drops it.
+      { path: '/text', read: body, ...common },
+      { path: '/json', read: '{"a":"é"}', ...common },
+      { path: '/bytes', read: body, ...common },
+      { path: '/arrayBuffer', read: body, ...common },
+    ]);
+  });
+
+  it('the body read straight: no real Request is made by the read itself; two reads at once, the second refused', async () => {
+    let seen: unknown;
+    const { url } = await serve(async (request) => {
+      const first = request.text();
+      const real = followers(request);
+      const second = await request.text().then(
+        () => 'read twice',
+        (error: unknown) => error instanceof TypeError,
+      );
+      seen = { real, first: await first, second };
+      return new Response('ok');
+    });
+    expect((await fetch(url, { method: 'POST', body: 'abc' })).status).toBe(200);
+    expect(seen).toEqual({ real: 0, first: 'abc', second: true });
+  });
+
+  it('after body was asked for, text() reads through that stream (a real Request), and an empty body is empty', async () => {
+    let seen: unknown;
+    const { url } = await serve(async (request) => {
+      const body = request.body;
+      seen = { text: await request.text(), real: followers(request), sameBody: request.body === body, locked: body?.locked };
+      return new Response('ok');
+    });
+    expect((await fetch(url, { method: 'POST', body: 'abc' })).status).toBe(200);
+    expect(seen).toEqual({ text: 'abc', real: 1, sameBody: true, locked: true });
+    const { url: empty } = await serve(async (request) => new Response(`[${await request.text()}]`));
+    expect(await (await fetch(empty, { method: 'POST', body: '' })).text()).toBe('[]');
+  });
+
+  it('a body read straight but left unfinished when the response went out is drained, so the next request on the connection is served', async () => {
+    const { port } = await serve(async (request) => {
+      if (request.method === 'POST') {
+        request.arrayBuffer().catch(() => undefined);
+        await sleep(10);
+        return new Response('refused', { status: 413 });
+      }
+      return new Response('next');
+    });
+    const client = await rawClient(port);
+    const size = 256 * 1024;
+    client.socket.write(`POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: ${size}\r\n\r\n`);
+    client.socket.write(Buffer.alloc(1024, 98));
+    await until(() => client.text().includes('refused'));
+    client.socket.write(Buffer.alloc(size - 1024, 98));
+    client.socket.write('GET /after HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    await client.closed;
+    expect(client.text()).toContain('next');
+  });
+
+  it('a client that leaves mid-body rejects text() with an error, as the stream would, and nothing is left listening', async () => {
+    let failure: unknown;
+    const { port, incoming } = await serve(async (request) => {
+      try {
+        await request.text();
+      } catch (error) {
+        failure = error;
+      }
+      return new Response('late');
+    });
+    const client = await rawClient(port);
+    client.socket.write('POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\nabc');
+    await until(() => incoming.length === 1);
+    await sleep(20);
+    client.socket.destroy();
+    await until(() => failure !== undefined);
+    expect(failure).toBeInstanceOf(Error);
+    expect(incoming[0]!.listenerCount('data')).toBe(0);
   });
 
   it('structuredClone and util.inspect work on it as on a real Request', async () => {

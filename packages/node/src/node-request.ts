@@ -54,6 +54,8 @@ class NodeRequest {
   #request: Request | undefined;
   /** The real `Request` carries {@link NodeRequest.#body} (not a stand-in for a body already used). */
   #shared = false;
+  /** The body was (or is being) read whole straight from the incoming message, with no stream. */
+  #read = false;
 
   constructor(exchange: RequestExchange, method: string, url: string) {
     this.#exchange = exchange;
@@ -93,13 +95,53 @@ class NodeRequest {
   get bodyUsed(): boolean {
     const request = this.#request;
     if (request !== undefined && this.#shared) return request.bodyUsed;
+    if (this.#read) return true;
     const body = this.#body;
     return body !== undefined && body !== null && isDisturbed(body);
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = this.#collect();
+    if (bytes === undefined) return Reflect.apply(WebRequest.prototype.arrayBuffer, this[kMaterialise](), []) as Promise<ArrayBuffer>;
+    return bytes.then(arrayBufferOf);
+  }
+
+  bytes(): Promise<Uint8Array> {
+    const bytes = this.#collect();
+    if (bytes === undefined) return Reflect.apply(WebRequest.prototype.bytes, this[kMaterialise](), []) as Promise<Uint8Array>;
+    return bytes;
+  }
+
+  text(): Promise<string> {
+    const bytes = this.#collect();
+    if (bytes === undefined) return Reflect.apply(WebRequest.prototype.text, this[kMaterialise](), []) as Promise<string>;
+    return bytes.then(decodeText);
+  }
+
+  json(): Promise<unknown> {
+    const bytes = this.#collect();
+    if (bytes === undefined) return Reflect.apply(WebRequest.prototype.json, this[kMaterialise](), []) as Promise<unknown>;
+    return bytes.then(decodeJson);
+  }
+
+  /**
+   * The whole body, read straight from the incoming message (no web stream, no real `Request`), when
+   * nothing else has touched it yet: no `body` stream made, no real `Request`, not read before, not
+   * a GET or HEAD. Otherwise `undefined`, and the real `Request` answers (and refuses a used body).
+   */
+  #collect(): Promise<Uint8Array> | undefined {
+    if (this.#read || this.#body !== undefined || this.#request !== undefined) return undefined;
+    if (this.#method === 'GET' || this.#method === 'HEAD') return undefined;
+    this.#read = true;
+    const source = new IncomingBody(this.#exchange.incoming);
+    this.#exchange.body = source;
+    return source.collect();
   }
 
   #ownBody(): ReadableStream<Uint8Array> | null {
     if (this.#body === undefined) {
       if (this.#method === 'GET' || this.#method === 'HEAD') this.#body = null;
+      else if (this.#read) this.#body = usedStream();
       else {
         const source = new IncomingBody(this.#exchange.incoming);
         this.#exchange.body = source;
@@ -133,6 +175,36 @@ class NodeRequest {
     this.#shared = usable;
     return request;
   }
+}
+
+// A runtime whose Request has no bytes() gets none here either.
+if (typeof WebRequest.prototype.bytes !== 'function') Reflect.deleteProperty(NodeRequest.prototype, 'bytes');
+
+const decoder = new TextDecoder();
+
+/** As a Request's text(): UTF-8, a leading BOM dropped, bad bytes replaced. */
+function decodeText(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+function decodeJson(bytes: Uint8Array): unknown {
+  return JSON.parse(decoder.decode(bytes));
+}
+
+/** The ArrayBuffer of bytes made by {@link IncomingBody.collect} (a fresh one, exactly its size). */
+function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+}
+
+/** The `body` of a request read whole without a stream: a stream already read (disturbed) and locked, as a used Request's body is. */
+function usedStream(): ReadableStream<Uint8Array> {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.close();
+    },
+  });
+  stream.getReader().read().catch(ignore);
+  return stream;
 }
 
 /**
@@ -266,7 +338,8 @@ function checkPath(target: string): void {
 /**
  * The request body as a pull source: each pull takes what the incoming message buffered, or waits
  * for its next `readable`. Nothing is read before the first pull, and a handler that stops reading
- * leaves the socket paused (Node stops reading it when the message's buffer is full).
+ * leaves the socket paused (Node stops reading it when the message's buffer is full). Or, through
+ * {@link IncomingBody.collect}, the whole body at once, with no stream.
  */
 export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
   controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -277,6 +350,11 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
   settled = false;
   /** Read from or cancelled: Node no longer drains the rest on its own. */
   touched = false;
+  /** Collecting the whole body ({@link IncomingBody.collect}): the chunks so far. */
+  chunks: Buffer[] | undefined;
+  bytes = 0;
+  resolve: ((bytes: Uint8Array) => void) | undefined;
+  reject: ((error: unknown) => void) | undefined;
 
   constructor(readonly incoming: IncomingMessage) {}
 
@@ -306,6 +384,49 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
     this.take();
   }
 
+  /**
+   * The whole body (what is left of it) as one fresh Uint8Array, read from the incoming message's
+   * `data` events; rejects as a stream reader would when the message errors or the client goes.
+   */
+  collect(): Promise<Uint8Array> {
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const incoming = this.incoming as WithBody;
+      if (incoming.readableEnded || incoming.destroyed) {
+        this.settled = true;
+        if (incoming.readableEnded) resolve(new Uint8Array(0));
+        else reject(incoming.errored ?? cutShort());
+        return;
+      }
+      this.chunks = [];
+      this.resolve = resolve;
+      this.reject = reject;
+      this.listening = true;
+      this.touched = true;
+      incoming[kBody] = this;
+      incoming.on('data', onBodyData);
+      incoming.on('end', onBodyEnd);
+      incoming.on('error', onBodyError);
+      incoming.on('close', onBodyClose);
+      incoming.resume();
+    });
+  }
+
+  /** The body ended: the stream closes, or the collected bytes are handed over. */
+  end(): void {
+    if (this.settled) return;
+    this.stop();
+    const chunks = this.chunks;
+    if (chunks === undefined) {
+      this.controller?.close();
+      return;
+    }
+    const resolve = this.resolve;
+    this.chunks = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    resolve?.(join(chunks, this.bytes));
+  }
+
   take(): void {
     const chunk = this.incoming.read() as Buffer | null;
     if (chunk === null) return;
@@ -322,7 +443,15 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
   error(error: unknown): void {
     if (this.settled) return;
     this.stop();
-    this.controller?.error(error);
+    const reject = this.reject;
+    if (reject === undefined) {
+      this.controller?.error(error);
+      return;
+    }
+    this.chunks = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    reject(error);
   }
 
   stop(): void {
@@ -330,7 +459,8 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
     this.waiting = false;
     if (!this.listening) return;
     const incoming = this.incoming;
-    incoming.off('readable', onBodyReadable);
+    if (this.chunks === undefined) incoming.off('readable', onBodyReadable);
+    else incoming.off('data', onBodyData);
     incoming.off('end', onBodyEnd);
     incoming.off('error', onBodyError);
     incoming.off('close', onBodyClose);
@@ -342,11 +472,16 @@ function onBodyReadable(this: WithBody): void {
   if (body?.waiting) body.take();
 }
 
-function onBodyEnd(this: WithBody): void {
+function onBodyData(this: WithBody, chunk: Buffer): void {
   const body = this[kBody];
-  if (!body || body.settled) return;
-  body.stop();
-  body.controller?.close();
+  const chunks = body?.chunks;
+  if (body === undefined || chunks === undefined) return;
+  chunks.push(chunk);
+  body.bytes += chunk.byteLength;
+}
+
+function onBodyEnd(this: WithBody): void {
+  this[kBody]?.end();
 }
 
 function onBodyError(this: WithBody, error: Error): void {
@@ -355,6 +490,17 @@ function onBodyError(this: WithBody, error: Error): void {
 
 function onBodyClose(this: WithBody): void {
   this[kBody]?.error(this.errored ?? cutShort());
+}
+
+/** Chunks as one fresh Uint8Array (its own ArrayBuffer, exactly its size). */
+function join(chunks: Buffer[], total: number): Uint8Array {
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 export function cutShort(): TypeError {
