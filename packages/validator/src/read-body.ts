@@ -28,7 +28,9 @@ const TIMED_OUT = Symbol('timed out');
 /**
  * Reads a request body whatever its Content-Type: `request_too_large` when Content-Length or the
  * bytes counted while reading pass the cap, `request_timeout` when the body is not complete by the
- * deadline.
+ * deadline. A body with a Content-Length within the cap is read whole with `arrayBuffer()` (on
+ * Node, `@tollgate/node`'s request reads it with no web stream; node:http ends such a body at its
+ * declared length or errors it); one without is read chunk by chunk, counting against the cap.
  *
  * @example
  * const body = await readBody(request, { startedAt });
@@ -42,11 +44,13 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
   const tooLarge = fail('request_too_large', `The request body is larger than ${maxBytes} bytes.`);
 
   const declared = request.headers.get('content-length');
-  if (declared !== null && /^\s*\d+\s*$/.test(declared) && Number(declared) > maxBytes) return tooLarge;
+  const length = declared !== null && /^\s*\d+\s*$/.test(declared) ? Number(declared) : undefined;
+  if (length !== undefined && length > maxBytes) return tooLarge;
   // A compressed body is refused, not inflated: 32 MiB of gzip can inflate to gigabytes (docs/http-api.md).
   if (!isIdentity(request.headers.get('content-encoding')))
     return fail('invalid_request_body', 'The request body must not be compressed: send it without Content-Encoding.');
   if (request.bodyUsed) return fail('invalid_request_body', 'The request body was already read.');
+  if (length !== undefined) return readWhole(request, maxBytes, deadline, now, timers, tooLarge);
   if (request.body === null) return { ok: true, value: new Uint8Array(0) };
 
   const reader = request.body.getReader();
@@ -81,6 +85,33 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
   // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
   if (now() > deadline) return fail('request_timeout', 'The request body did not arrive within the time allowed.');
   return { ok: true, value: concat(chunks, total) };
+}
+
+/**
+ * A body of declared length, read with `arrayBuffer()` against the deadline. The cap is checked on
+ * the bytes got too: another runtime's Request may give more than its Content-Length said.
+ */
+async function readWhole(request: Request, maxBytes: number, deadline: number, now: () => number, timers: Timers, tooLarge: Fail): Promise<ReadBodyResult> {
+  let handle: unknown;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    handle = timers.setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - now()));
+  });
+  let bytes: ArrayBuffer | typeof TIMED_OUT;
+  try {
+    bytes = await Promise.race([request.arrayBuffer(), timedOut]);
+  } catch {
+    return fail('invalid_request_body', 'The request body could not be read to its end.');
+  } finally {
+    timers.clearTimeout(handle);
+  }
+  // Past the deadline the read is left as it is: a Request's arrayBuffer() cannot be cancelled (on
+  // Node, the listener drains or cuts the rest once the response went out).
+  const late = fail('request_timeout', 'The request body did not arrive within the time allowed.');
+  if (bytes === TIMED_OUT) return late;
+  if (bytes.byteLength > maxBytes) return tooLarge;
+  // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
+  if (now() > deadline) return late;
+  return { ok: true, value: new Uint8Array(bytes) };
 }
 
 /** No Content-Encoding, or only `identity` (any case, any list of it). */
