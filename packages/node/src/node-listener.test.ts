@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions } from './node-listener';
+import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions, probeSourceSlot } from './node-listener';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -752,6 +752,64 @@ describe('createNodeListener: the response', () => {
     const none = await fetch(`${url}/none`);
     expect(none.status).toBe(204);
     expect(none.headers.get('x-none')).toBe('1');
+  });
+
+  it('a Response made from a string or bytes is written from that source, its own stream left unread for whoever else holds it', async () => {
+    const made: Response[] = [];
+    const served = await serve((request) => {
+      const path = new URL(request.url).pathname;
+      const response = path === '/bytes' ? new Response(new Uint8Array([104, 105])) : new Response('héllo', { headers: { 'content-type': 'text/plain' } });
+      made.push(response);
+      if (path === '/cloned') made.push(response.clone());
+      return response;
+    });
+    const reply = parse(await raw(served.port, 'GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'));
+    expect(reply.headers['content-length']).toBe('6');
+    expect(Buffer.from(reply.body, 'latin1').toString()).toBe('héllo');
+    expect(served.writes).toEqual([1]);
+    expect(await (await fetch(`${served.url}/bytes`)).text()).toBe('hi');
+    expect(await (await fetch(`${served.url}/cloned`)).text()).toBe('héllo');
+    // The embedder's responses (and the clone) still read whole elsewhere.
+    expect(made.map((response) => response.bodyUsed)).toEqual([false, false, false, false]);
+    expect(await Promise.all(made.map((response) => response.text()))).toEqual(['héllo', 'hi', 'héllo', 'héllo']);
+  });
+
+  it('a Response whose body was read, locked or replaced by a subclass is not written from its source: its stream decides, as before', async () => {
+    const phases: NodeListenerErrorPhase[] = [];
+    class Replaced extends Response {
+      override get body(): Response['body'] {
+        return new Response('from the stream').body;
+      }
+    }
+    const { url } = await serve(
+      async (request) => {
+        const path = new URL(request.url).pathname;
+        if (path === '/subclass') return new Replaced('from the source');
+        const response = new Response('source');
+        if (path === '/read') await response.text();
+        else response.body!.getReader();
+        return response;
+      },
+      { onError: (_error, phase) => void phases.push(phase) },
+    );
+    expect(await (await fetch(`${url}/subclass`)).text()).toBe('from the stream');
+    expect((await fetch(`${url}/read`)).status).toBe(500);
+    expect((await fetch(`${url}/locked`)).status).toBe(500);
+    expect(phases).toEqual(['response', 'response']);
+  });
+
+  it('the source probe finds the slot of the runtime Response, and none in a Response that keeps its state in private fields', () => {
+    expect(typeof probeSourceSlot(Response)).toBe('symbol');
+    class Private {
+      readonly #body: ReadableStream<Uint8Array> | null;
+      constructor(text: string) {
+        this.#body = new Response(text).body;
+      }
+      get body(): ReadableStream<Uint8Array> | null {
+        return this.#body;
+      }
+    }
+    expect(probeSourceSlot(Private as unknown as typeof Response)).toBeNull();
   });
 
   it('several Set-Cookie headers stay several', async () => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { cutShort, type IncomingBody, newRequest } from './node-request';
 
 /** Where a failure happened, for {@link NodeListenerOptions.onError}. */
@@ -173,6 +174,17 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
     outgoing.end();
     return;
   }
+  const source = sourceOf(response, body);
+  if (source !== undefined) {
+    // The bytes the Response was made from, written as they are: no reader, no reads.
+    exchange.done = true;
+    exchange.headWritten = true;
+    exchange.sent = true;
+    if (headers['content-length'] === undefined) headers['content-length'] = typeof source === 'string' ? Buffer.byteLength(source) : source.byteLength;
+    outgoing.writeHead(status, headers);
+    outgoing.end(source);
+    return;
+  }
   exchange.status = status;
   exchange.headers = headers;
   const reader = body.getReader();
@@ -210,6 +222,49 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
   outgoing.writeHead(status, headers);
   if (pending === undefined) outgoing.end();
   else outgoing.end(pending.length === 1 ? pending[0] : Buffer.concat(pending, exchange.pendingBytes));
+}
+
+/** The runtime's `Response` (undici's) as this module found it. */
+const WebResponse = Response;
+
+/** The state slot of undici's `Response` whose `body` holds the stream and the `source` it was made from; `null` where there is none. */
+let stateSlot: symbol | null | undefined;
+
+/**
+ * The slot of `ResponseClass`'s instances that holds `{ body: { stream, source } }`, as undici 6's
+ * `Response` keeps it: found once on a probe response, checked to hold that response's own body
+ * stream and the string it was made from. An undici that keeps its state elsewhere (private
+ * fields) has none: every response body is then read through its stream.
+ */
+export function probeSourceSlot(ResponseClass: typeof Response): symbol | null {
+  try {
+    const probe = new ResponseClass('probe');
+    const stream = probe.body;
+    for (const slot of Object.getOwnPropertySymbols(probe)) {
+      const body = (Reflect.get(probe, slot) as { body?: { stream?: unknown; source?: unknown } } | null | undefined)?.body;
+      if (body?.source === 'probe' && stream !== null && body.stream === stream) return slot;
+    }
+  } catch {
+    // No slot: the stream path.
+  }
+  return null;
+}
+
+/**
+ * The string or bytes a response of the runtime's own `Response` class was made from, when its
+ * body stream is that source's, untouched: nobody read it, locked it or cancelled it. Undefined
+ * otherwise (a stream body, a Blob, a body read elsewhere, a subclass, no state slot): the stream
+ * is read. The body stays unread: whoever holds the response may still read it.
+ */
+function sourceOf(response: Response, body: ReadableStream<Uint8Array>): string | Uint8Array | undefined {
+  if (Object.getPrototypeOf(response) !== WebResponse.prototype) return undefined;
+  if (stateSlot === undefined) stateSlot = probeSourceSlot(WebResponse);
+  if (stateSlot === null) return undefined;
+  const state = (response as unknown as Record<symbol, { body?: { stream?: unknown; source?: unknown } | null } | undefined>)[stateSlot];
+  const held = state?.body;
+  if (held === undefined || held === null || held.stream !== body || body.locked || Readable.isDisturbed(body as unknown as Readable)) return undefined;
+  const source = held.source;
+  return typeof source === 'string' || source instanceof Uint8Array ? source : undefined;
 }
 
 /**
