@@ -376,6 +376,20 @@ describe('the reply as a lightweight Response (UpstreamResponse)', () => {
     expect(new Uint8Array(await (await fetch(`${url}/gz`)).arrayBuffer())).toEqual(new Uint8Array(Buffer.from('{"zipped":true}')));
   });
 
+  it('follows a global Response replaced later by a subclass, so instanceof holds with it too', async () => {
+    const original = globalThis.Response;
+    class Subclass extends original {}
+    globalThis.Response = Subclass as typeof Response;
+    try {
+      const response = await reply((_request, res) => json(res));
+      expect(response).toBeInstanceOf(Subclass);
+      expect(response).toBeInstanceOf(original);
+      expect(await response.json()).toEqual({ a: [1, 'é'] });
+    } finally {
+      globalThis.Response = original;
+    }
+  });
+
   it('a reply without a body reads as empty as often as asked; the connection is reused after json()', async () => {
     const { url, server } = await serve((request, res) => {
       if (request.url === '/empty') return void res.writeHead(204, 'Nothing').end();
