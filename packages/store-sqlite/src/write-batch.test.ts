@@ -156,6 +156,41 @@ describe('writeBatch', () => {
     db.close();
   });
 
+  it('never reports a write done that its RELEASE failed to keep, nor shifts the others’ outcomes', async () => {
+    const { db, path } = openFile();
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    // A RELEASE that fails once (SQLITE_NOMEM or an I/O error while the transaction stays open):
+    // the write it ends is then undone by its ROLLBACK TO, so it must not be reported done.
+    let releases = 0;
+    const flaky: SqliteDatabase = {
+      exec: (sql) => db.exec(sql),
+      prepare: (sql) => {
+        const statement = db.prepare(sql);
+        if (!sql.startsWith('RELEASE')) return statement;
+        return {
+          run: (...params) => {
+            releases++;
+            if (releases === 2) throw new Error('out of memory');
+            return statement.run(...params);
+          },
+          get: (...params) => statement.get(...params),
+          all: (...params) => statement.all(...params),
+        };
+      },
+      close: () => db.close(),
+    };
+    const batch = writeBatch(flaky);
+    const writes = [1, 2, 3].map((v) => batch.run(() => insert.run(v).changes));
+    const outcomes = await Promise.allSettled(writes);
+    const reported = outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'ok'));
+    const kept = committed(path);
+    // The failed RELEASE undid the second write alone.
+    expect(kept).toEqual([1, 3]);
+    // Each write is reported done exactly when its row is on disk.
+    expect(reported).toEqual([1, 2, 3].map((v) => (kept.includes(v) ? 'ok' : 'Error: out of memory')));
+    db.close();
+  });
+
   it('flush commits what is queued at once', async () => {
     const { db, path } = openFile();
     const batch = writeBatch(db);

@@ -72,8 +72,10 @@ export function writeBatch(db: SqliteDatabase): WriteBatch {
         for (const { write } of batch) {
           sql.savepoint.run();
           try {
-            outcomes.push({ ok: true, value: write() });
+            const value = write();
             sql.release.run();
+            // Only now: a RELEASE that failed undoes the write below, and gets its one outcome there.
+            outcomes.push({ ok: true, value });
           } catch (error) {
             // Undoes this write alone. If SQLite already ended the transaction (an I/O error), this
             // throws and the batch fails as a whole: the writes before it were rolled back too.
