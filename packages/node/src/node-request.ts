@@ -1,6 +1,8 @@
+import { concatBytes } from '@tollgate/core';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { kMaterialise, standInFor } from './stand-in';
 
 /** What a {@link NodeRequest} needs of its exchange (the listener's `Exchange`). */
 export interface RequestExchange {
@@ -24,8 +26,6 @@ export function newRequest(incoming: IncomingMessage, hostname: string | undefin
   const request = lightRequest(new NodeRequest(exchange, method, requestUrl(incoming, hostname)));
   return nodeRequestsForward() ? request : materialise(request);
 }
-
-const kMaterialise = Symbol('tollgate.materialise');
 
 /**
  * The runtime's `Request` (undici's) as this module found it: what NodeRequest extends and
@@ -207,58 +207,12 @@ function usedStream(): ReadableStream<Uint8Array> {
   return stream;
 }
 
-/**
- * The members of `Request.prototype` (and of the classes it extends, when the global `Request` was
- * already a subclass at load) NodeRequest does not answer itself, each answered by the real
- * `Request`; then the symbol-keyed slots undici's `Request` keeps its state in (undici 6: what
- * `new Request(input)` and `fetch(input)` read from an input that is `instanceof Request`).
- */
-for (let prototype: object | null = WebRequest.prototype; prototype !== null && prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
-  for (const name of Object.getOwnPropertyNames(prototype)) {
-    if (name === 'constructor' || Object.hasOwn(NodeRequest.prototype, name)) continue;
-    const descriptor = Object.getOwnPropertyDescriptor(prototype, name);
-    const getter = descriptor?.get;
-    const method: unknown = descriptor?.value;
-    if (getter !== undefined) {
-      Object.defineProperty(NodeRequest.prototype, name, {
-        configurable: true,
-        get(this: NodeRequest): unknown {
-          return Reflect.apply(getter, this[kMaterialise](), []);
-        },
-      });
-    } else if (typeof method === 'function') {
-      Object.defineProperty(NodeRequest.prototype, name, {
-        configurable: true,
-        writable: true,
-        value(this: NodeRequest, ...args: unknown[]): unknown {
-          return Reflect.apply(method, this[kMaterialise](), args);
-        },
-      });
-    }
-  }
-}
-for (const slot of Object.getOwnPropertySymbols(new WebRequest('http://localhost/'))) {
-  Object.defineProperty(NodeRequest.prototype, slot, {
-    configurable: true,
-    get(this: NodeRequest): unknown {
-      return Reflect.get(this[kMaterialise](), slot);
-    },
-  });
-}
-Object.setPrototypeOf(NodeRequest.prototype, WebRequest.prototype);
+/** Before each request: follows a global `Request` replaced by a subclass later (packages/node/src/stand-in.ts). */
+const followRequest = standInFor(NodeRequest, WebRequest, new WebRequest('http://localhost/'), () => Request);
 
-/** The class whose prototype NodeRequest's prototype follows. */
-let extended: typeof Request = WebRequest;
-
-/**
- * A NodeRequest as the `Request` it is. A global `Request` replaced by a subclass of the runtime's
- * (as `serve()` of @hono/node-server does) is followed, so that `instanceof Request` holds with it too.
- */
+/** A NodeRequest as the `Request` it is. */
 function lightRequest(request: NodeRequest): Request {
-  if (Request !== extended && Request.prototype instanceof WebRequest) {
-    Object.setPrototypeOf(NodeRequest.prototype, Request.prototype);
-    extended = Request;
-  }
+  followRequest();
   if (request instanceof WebRequest) return request;
   throw new TypeError('NodeRequest does not extend Request.');
 }
@@ -352,7 +306,6 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
   touched = false;
   /** Collecting the whole body ({@link IncomingBody.collect}): the chunks so far. */
   chunks: Buffer[] | undefined;
-  bytes = 0;
   resolve: ((bytes: Uint8Array) => void) | undefined;
   reject: ((error: unknown) => void) | undefined;
 
@@ -424,7 +377,7 @@ export class IncomingBody implements UnderlyingDefaultSource<Uint8Array> {
     this.chunks = undefined;
     this.resolve = undefined;
     this.reject = undefined;
-    resolve?.(join(chunks, this.bytes));
+    resolve?.(concatBytes(chunks));
   }
 
   take(): void {
@@ -477,7 +430,6 @@ function onBodyData(this: WithBody, chunk: Buffer): void {
   const chunks = body?.chunks;
   if (body === undefined || chunks === undefined) return;
   chunks.push(chunk);
-  body.bytes += chunk.byteLength;
 }
 
 function onBodyEnd(this: WithBody): void {
@@ -490,17 +442,6 @@ function onBodyError(this: WithBody, error: Error): void {
 
 function onBodyClose(this: WithBody): void {
   this[kBody]?.error(this.errored ?? cutShort());
-}
-
-/** Chunks as one fresh Uint8Array (its own ArrayBuffer, exactly its size). */
-function join(chunks: Buffer[], total: number): Uint8Array {
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 export function cutShort(): TypeError {

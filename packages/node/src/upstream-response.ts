@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { kMaterialise, standInFor } from './stand-in';
 
 /**
  * The body of one upstream reply, read off its (decoded) IncomingMessage either as a pull-based web
@@ -171,8 +172,6 @@ function decoded(response: IncomingMessage): Readable {
  */
 const WebResponse = Response;
 
-const kMaterialise = Symbol('tollgate.materialise');
-
 /** One shared decoder: `decode` without `stream` keeps no state between calls (a leading BOM is dropped, as undici's `text()` does). */
 const utf8 = new TextDecoder();
 
@@ -317,47 +316,8 @@ export class UpstreamResponse {
   }
 }
 
-/**
- * The members of `Response.prototype` (and of the classes it extends) UpstreamResponse does not
- * answer itself, each answered by the real `Response`; then the symbol-keyed slots undici's
- * `Response` keeps its state in (undici 6: what its own methods read when called on this object).
- */
-for (let prototype: object | null = WebResponse.prototype; prototype !== null && prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
-  for (const name of Object.getOwnPropertyNames(prototype)) {
-    if (name === 'constructor' || Object.hasOwn(UpstreamResponse.prototype, name)) continue;
-    const descriptor = Object.getOwnPropertyDescriptor(prototype, name);
-    const getter = descriptor?.get;
-    const method: unknown = descriptor?.value;
-    if (getter !== undefined) {
-      Object.defineProperty(UpstreamResponse.prototype, name, {
-        configurable: true,
-        get(this: UpstreamResponse): unknown {
-          return Reflect.apply(getter, this[kMaterialise](), []);
-        },
-      });
-    } else if (typeof method === 'function') {
-      Object.defineProperty(UpstreamResponse.prototype, name, {
-        configurable: true,
-        writable: true,
-        value(this: UpstreamResponse, ...args: unknown[]): unknown {
-          return Reflect.apply(method, this[kMaterialise](), args);
-        },
-      });
-    }
-  }
-}
-for (const slot of Object.getOwnPropertySymbols(new WebResponse(null))) {
-  Object.defineProperty(UpstreamResponse.prototype, slot, {
-    configurable: true,
-    get(this: UpstreamResponse): unknown {
-      return Reflect.get(this[kMaterialise](), slot);
-    },
-  });
-}
-Object.setPrototypeOf(UpstreamResponse.prototype, WebResponse.prototype);
-
-/** The class whose prototype UpstreamResponse's prototype follows. */
-let extended: typeof Response = WebResponse;
+/** Before each reply: follows a global `Response` replaced by a subclass later (packages/node/src/stand-in.ts). */
+const followResponse = standInFor(UpstreamResponse, WebResponse, new WebResponse(null), () => Response);
 
 /**
  * The `Response` of an upstream reply: an {@link UpstreamResponse}, or the real `Response` it
@@ -366,10 +326,7 @@ let extended: typeof Response = WebResponse;
  * does) is followed, so that `instanceof Response` holds with it too.
  */
 export function upstreamResponse(message: IncomingMessage, status: number, reply: ReplyBody | null): Response {
-  if (Response !== extended && Response.prototype instanceof WebResponse) {
-    Object.setPrototypeOf(UpstreamResponse.prototype, Response.prototype);
-    extended = Response;
-  }
+  followResponse();
   const response = new UpstreamResponse(message, status, reply);
   if (!(response instanceof WebResponse)) throw new TypeError('UpstreamResponse does not extend Response.');
   return lightResponsesWork() ? response : response[kMaterialise]();
