@@ -11,6 +11,7 @@ export { ACCOUNT_STATES, isAccountState } from './account';
 export type { Account, AccountState } from './account';
 export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
 export { utf8ByteLength } from './utf8-byte-length';
+export { concatBytes } from './concat-bytes';
 export { err, ok } from './result';
 export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';

@@ -1,4 +1,4 @@
-import { GatewayError, type Usage, withinDeadline } from '@tollgate/core';
+import { concatBytes, GatewayError, type Usage, withinDeadline } from '@tollgate/core';
 import type { ProviderChatRequest, RawReply } from '@tollgate/providers';
 import type { Admitted } from './admit-metered';
 import { callRoutes, toGatewayError } from './call-routes';
@@ -125,20 +125,12 @@ export async function teeChat(
 /** A whole body's bytes, read to its end through `reader`. */
 async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Uint8Array[] = [];
-  let length = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     chunks.push(value);
-    length += value.byteLength;
   }
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }
 
 /** The text passed on so far; a provider without `delivered` is charged the prompt only when it reports no usage. */

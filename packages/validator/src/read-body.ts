@@ -1,4 +1,4 @@
-import { type Result, systemTimers, type Timers } from '@tollgate/core';
+import { concatBytes, type Result, systemTimers, type Timers } from '@tollgate/core';
 import { fail, type Fail, type Invalid } from './fail';
 
 /** Options of {@link readBody}. */
@@ -84,7 +84,7 @@ export async function readBody(request: Request, options: ReadBodyOptions = {}):
   }
   // A body that ends after the deadline but before the timer ran (a busy event loop) is still late.
   if (now() > deadline) return fail('request_timeout', 'The request body did not arrive within the time allowed.');
-  return { ok: true, value: concat(chunks, total) };
+  return { ok: true, value: chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks) };
 }
 
 /**
@@ -117,15 +117,4 @@ async function readWhole(request: Request, maxBytes: number, deadline: number, n
 /** No Content-Encoding, or only `identity` (any case, any list of it). */
 function isIdentity(encoding: string | null): boolean {
   return encoding === null || encoding.split(',').every((each) => /^\s*(identity)?\s*$/i.test(each));
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

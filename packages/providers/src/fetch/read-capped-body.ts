@@ -1,3 +1,4 @@
+import { concatBytes } from '@tollgate/core';
 import { raceSignal } from './race-signal';
 
 /** A body read up to a byte cap. */
@@ -38,11 +39,5 @@ export async function readCappedBody(body: ReadableStream<Uint8Array> | null, ma
     if (truncated || signal.aborted) reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { bytes, truncated };
+  return { bytes: concatBytes(chunks), truncated };
 }

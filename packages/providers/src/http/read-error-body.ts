@@ -1,3 +1,4 @@
+import { concatBytes } from '@tollgate/core';
 /** The most of an error body that is read: enough for any real error JSON, bounded against a hostile upstream. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
@@ -22,13 +23,7 @@ export async function readErrorBody(response: Response): Promise<unknown> {
   } finally {
     void reader.cancel().catch(() => undefined);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = new TextDecoder().decode(bytes.subarray(0, ERROR_BODY_LIMIT));
+  const text = new TextDecoder().decode(concatBytes(chunks).subarray(0, ERROR_BODY_LIMIT));
   try {
     return JSON.parse(text);
   } catch {
