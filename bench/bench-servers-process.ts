@@ -5,35 +5,20 @@
  * `{"gateway":…,"bare":…,"keys":[…]}` on one line, then serves until its stdin closes (a normal
  * exit, so `--cpu-prof` writes its profile).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../examples/server/src/config';
 import { startServer } from '../examples/server/src/start-server';
+import { writeBenchCatalogue } from './bench-catalogue';
 
 const upstreamUrl = process.argv[2]!;
 const accounts = Number(process.argv[3] ?? 400);
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
-const catalogue = join(dir, 'catalogue.json');
-writeFileSync(
-  catalogue,
-  JSON.stringify({
-    providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstreamUrl}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
-    models: [
-      {
-        id: 'bench',
-        type: 'chat',
-        provider: 'upstream',
-        upstream: 'gpt-4o-mini',
-        max_output_tokens: 256,
-        price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 },
-      },
-    ],
-  }),
-);
+const catalogue = writeBenchCatalogue(dir, upstreamUrl);
 process.env.BENCH_UPSTREAM_KEY = 'bench-upstream-key';
 // TOLLGATE_UPSTREAM_MAX_SOCKETS passes through (bench/open-streams.ts raises it to hold every stream open upstream).
 const maxSockets = process.env.TOLLGATE_UPSTREAM_MAX_SOCKETS;

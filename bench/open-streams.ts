@@ -17,13 +17,14 @@
  * Run: `npx tsx bench/open-streams.ts`.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { sqliteStore } from '@tollgate/store-sqlite';
+import { writeBenchCatalogue } from './bench-catalogue';
 import { startChild } from './start-child';
 
 const streams = Number(process.env.OPEN_STREAMS ?? 1_000);
@@ -59,23 +60,7 @@ function startArgs(): string[] {
 
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts', [String(dripMs)]);
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-open-streams-'));
-const catalogue = join(dir, 'catalogue.json');
-writeFileSync(
-  catalogue,
-  JSON.stringify({
-    providers: { upstream: { kind: 'openai-compatible', baseURL: `${upstream.info.url}/v1`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' } },
-    models: [
-      {
-        id: 'bench',
-        type: 'chat',
-        provider: 'upstream',
-        upstream: 'gpt-4o-mini',
-        max_output_tokens: 256,
-        price: { prompt_micros_per_mtok: 150_000, completion_micros_per_mtok: 600_000, min_hold_micros: 10 },
-      },
-    ],
-  }),
-);
+const catalogue = writeBenchCatalogue(dir, upstream.info.url);
 const snapshotDir = join(root, 'bench-heap');
 // Node dies of the signal instead of writing the snapshot when this directory does not exist.
 if (heapSnapshot) mkdirSync(snapshotDir, { recursive: true });
