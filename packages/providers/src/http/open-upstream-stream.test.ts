@@ -1,29 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
+import { pieceBody } from '../../test/piece-body';
 import { type ChunkSink, openUpstreamStream, type SseSteps } from './open-upstream-stream';
-
-const encoder = new TextEncoder();
 
 /** A body over the given pieces, recording pulls and cancels. */
 function body(pieces: (string | Error)[]) {
-  const seen = { pulls: 0, cancelled: false };
-  let index = 0;
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        seen.pulls++;
-        const piece = pieces[index++];
-        if (piece === undefined) return controller.close();
-        if (piece instanceof Error) return controller.error(piece);
-        controller.enqueue(encoder.encode(piece));
-      },
-      cancel() {
-        seen.cancelled = true;
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return { response: new Response(stream), seen };
+  const piece = pieceBody(pieces);
+  return { response: new Response(piece.body), seen: piece.seen };
 }
 
 /** Each event's data as a chunk; `two` makes two chunks, `fail` errors after its chunk, `bad` throws; the end needs `end`. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
 import { openaiChatStream } from './openai-chat-stream';
 import type { UpstreamCall } from './post-openai';
+import { pieceBody } from '../../test/piece-body';
 
 const encoder = new TextEncoder();
 const chunk = (content: string) =>
@@ -10,23 +11,9 @@ const chunk = (content: string) =>
 
 /** An upstream call over the given body pieces, recording pulls, cancels and aborts. */
 function call(pieces: (string | Error)[]) {
-  const seen = { pulls: 0, cancelled: false, aborted: false, unlinked: false };
-  let index = 0;
-  const body = new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        seen.pulls++;
-        const piece = pieces[index++];
-        if (piece === undefined) return controller.close();
-        if (piece instanceof Error) return controller.error(piece);
-        controller.enqueue(encoder.encode(piece));
-      },
-      cancel() {
-        seen.cancelled = true;
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  const piece = pieceBody(pieces);
+  const seen = Object.assign(piece.seen, { aborted: false, unlinked: false });
+  const body = piece.body;
   const upstream: UpstreamCall = {
     response: new Response(body, { headers: { 'content-type': 'text/event-stream' } }),
     abort: () => (seen.aborted = true),
