@@ -4,6 +4,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions, probeSourceSlot } from './node-listener';
+import { listenOnLoopback } from '../test/listen';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -43,15 +44,7 @@ async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promis
       writev(...args);
     };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, cleanups);
   return { port, url: `http://127.0.0.1:${port}`, server, incoming, writes };
 }
 
@@ -341,15 +334,7 @@ async function echoServer(): Promise<{ port: number; url: string }> {
       response.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, cleanups);
   return { port, url: `http://127.0.0.1:${port}` };
 }
 

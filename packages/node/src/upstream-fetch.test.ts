@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { ProviderError, openaiCompatible } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
@@ -7,6 +7,7 @@ import { listen } from '@tollgate/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
 import { lightResponsesWork, UpstreamResponse } from './upstream-response';
+import { listenOnLoopback } from '../test/listen';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -20,15 +21,8 @@ async function serve(handler: (request: IncomingMessage, response: ServerRespons
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, sockets };
+  const port = await listenOnLoopback(server, cleanups);
+  return { url: `http://127.0.0.1:${port}`, server, sockets };
 }
 
 function upstream(): UpstreamFetch {
