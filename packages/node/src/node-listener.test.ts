@@ -759,6 +759,19 @@ describe('createNodeListener: the response', () => {
     expect(await Promise.all(made.map((response) => response.text()))).toEqual(['héllo', 'hi', 'héllo', 'héllo']);
   });
 
+  it('a Response of bytes whose clone was read (the tee took the source bytes away) still goes out whole', async () => {
+    const served = await serve(async (request) => {
+      const path = new URL(request.url).pathname;
+      const response = path === '/json' ? Response.json({ a: 1 }) : new Response(new Uint8Array([104, 105]));
+      await response.clone().text();
+      return response;
+    });
+    const json = await fetch(`${served.url}/json`);
+    expect(json.headers.get('content-length')).toBe('7');
+    expect(await json.text()).toBe('{"a":1}');
+    expect(await (await fetch(`${served.url}/bytes`)).text()).toBe('hi');
+  });
+
   it('a Response whose body was read, locked or replaced by a subclass is not written from its source: its stream decides, as before', async () => {
     const phases: NodeListenerErrorPhase[] = [];
     class Replaced extends Response {

@@ -260,11 +260,15 @@ function sourceOf(response: Response, body: ReadableStream<Uint8Array>): string 
   if (Object.getPrototypeOf(response) !== WebResponse.prototype) return undefined;
   if (stateSlot === undefined) stateSlot = probeSourceSlot(WebResponse);
   if (stateSlot === null) return undefined;
-  const state = (response as unknown as Record<symbol, { body?: { stream?: unknown; source?: unknown } | null } | undefined>)[stateSlot];
+  const state = (response as unknown as Record<symbol, { body?: { stream?: unknown; source?: unknown; length?: unknown } | null } | undefined>)[stateSlot];
   const held = state?.body;
   if (held === undefined || held === null || held.stream !== body || body.locked || Readable.isDisturbed(body as unknown as Readable)) return undefined;
   const source = held.source;
-  return typeof source === 'string' || source instanceof Uint8Array ? source : undefined;
+  if (typeof source === 'string') return source;
+  // Bytes are handed to the first read of the original stream, which takes their buffer: after a
+  // clone was read (the tee pulled the original stream), the source is detached, and only `body`
+  // (the kept tee branch) still holds the bytes. Written from the source only while it is whole.
+  return source instanceof Uint8Array && source.byteLength === held.length ? source : undefined;
 }
 
 /**
