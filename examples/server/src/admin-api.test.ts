@@ -3,33 +3,24 @@
  * real HTTP, on SQLite and on PostgreSQL: served only when TOLLGATE_ADMIN_TOKEN is set, and the
  * keyed reads /v1/balance and /v1/usage on the API port.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '@tollgate/testing/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findPostgresBin, type PostgresServer, startPostgres } from '../../../packages/store-postgres/test/postgres-server';
 import { ConfigError, loadConfig } from './config';
 import { type RunningServer, startServer } from './start-server';
+import { tempDataDirs } from './test-data-dir';
+
+const dataDir = tempDataDirs('admin-api');
 
 const TOKEN = 'operator-token-7f3a9c1e5b2d8f40';
 
-const dirs: string[] = [];
 const running: RunningServer[] = [];
 
 afterEach(async () => {
   for (const server of running.splice(0)) await server.close();
 });
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-admin-api-'));
-  dirs.push(dir);
-  return dir;
-}
 
 async function start(env: Record<string, string>, logs: Record<string, unknown>[] = []): Promise<RunningServer> {
   const config = loadConfig({ PORT: '0', ADMIN_PORT: String(await freePort()), TOLLGATE_DATA_DIR: dataDir(), ...env });

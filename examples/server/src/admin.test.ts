@@ -1,31 +1,22 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@tollgate/testing/server';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from './config';
 import { createMetrics } from './metrics';
 import { startServer, type RunningServer } from './start-server';
+import { tempDataDirs } from './test-data-dir';
 
-const dirs: string[] = [];
+const dataDir = tempDataDirs('admin');
+
 const running: RunningServer[] = [];
 
 afterEach(async () => {
   for (const server of running.splice(0)) await server.close();
 });
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-admin-'));
-  dirs.push(dir);
-  return dir;
-}
 
 async function start(env: Record<string, string>, logs: Record<string, unknown>[] = []): Promise<RunningServer> {
   const server = await startServer(loadConfig({ PORT: '0', TOLLGATE_DATA_DIR: dataDir(), ...env }), { log: (line) => logs.push(line) });

@@ -1,24 +1,18 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { creditsToMicros, formatMicros, main } from './cli';
 import { BIN, serveChild } from './test-serve-child';
+import { tempDataDirs } from './test-data-dir';
 
-const dirs: string[] = [];
+const dataDir = tempDataDirs('cli');
+
 const children: ChildProcess[] = [];
 
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
-  dirs.push(dir);
-  return dir;
-}
 
 /** The real binary, as a newcomer runs it. */
 function spawnCli(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {

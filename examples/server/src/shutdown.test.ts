@@ -1,24 +1,19 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
 import { startServer, type RunningServer } from './start-server';
 import { serveChild } from './test-serve-child';
+import { tempDataDirs } from './test-data-dir';
 
-const dirs: string[] = [];
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const newDataDir = tempDataDirs('shutdown');
+/** The data dir made last: expectSettledAfterRestart reopens it. */
+let lastDataDir = '';
 
 function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'));
-  dirs.push(dir);
-  return dir;
+  lastDataDir = newDataDir();
+  return lastDataDir;
 }
 
 /** A server in this process; the grace period may be a fraction of a second here (the env takes whole seconds). */
@@ -104,7 +99,7 @@ async function openStream(server: RunningServer, maxTokens: number) {
  */
 async function expectSettledAfterRestart(account: string, balanceBefore: number, cost: number, logs: Record<string, unknown>[]): Promise<void> {
   const again = await startServer(
-    { ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: dirs.at(-1)! }) },
+    { ...loadConfig({ PORT: '0', ADMIN_PORT: '0', TOLLGATE_DATA_DIR: lastDataDir }) },
     { log: (line) => logs.push(line), demo: false },
   );
   try {

@@ -5,18 +5,18 @@
  * log, and a target that hangs adds no latency to a chat request of the reference server.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { GatewayEvent } from '@tollgate/gateway';
 import { freePort } from '@tollgate/testing/server';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { main } from './cli';
 import { loadConfig } from './config';
 import { startServer, type RunningServer } from './start-server';
 import { createWebhooks, signWebhook, verifyWebhook, type Webhooks } from './webhooks';
+import { tempDataDirs } from './test-data-dir';
+
+const dataDir = tempDataDirs('webhooks');
 
 const SECRET = 'whsec-test-0123456789-abcdefghij';
 
@@ -51,7 +51,6 @@ async function receiver(answer: (index: number) => number | 'hang' = () => 200) 
 const servers: Server[] = [];
 const senders: Webhooks[] = [];
 const running: RunningServer[] = [];
-const dirs: string[] = [];
 
 afterEach(async () => {
   // Receivers first: a delivery they hold open then fails at once instead of holding a close.
@@ -61,10 +60,6 @@ afterEach(async () => {
   }
   for (const sender of senders.splice(0)) await sender.close(100);
   for (const server of running.splice(0)) await server.close();
-});
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 function sender(url: string, logs: Record<string, unknown>[], options: Partial<Parameters<typeof createWebhooks>[0]> = {}): Webhooks {
@@ -201,12 +196,6 @@ describe('webhook deliveries', () => {
 });
 
 describe('the reference server with webhooks', () => {
-  function dataDir(): string {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-webhooks-'));
-    dirs.push(dir);
-    return dir;
-  }
-
   async function start(url: string, logs: Record<string, unknown>[], env: Record<string, string> = {}) {
     const server = await startServer(
       loadConfig({
