@@ -12,6 +12,8 @@ export type { Account, AccountState } from './account';
 export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
 export { utf8ByteLength } from './utf8-byte-length';
 export { concatBytes } from './concat-bytes';
+export { BODY_READER, bodyReader } from './body-reader';
+export type { BodyReader } from './body-reader';
 export { err, ok } from './result';
 export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';

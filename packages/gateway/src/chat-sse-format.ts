@@ -37,13 +37,33 @@ const KEEPALIVE = encoder.encode(SSE_KEEPALIVE);
 /**
  * The client's SSE events from the provider's chunks: `id` and `model` rewritten, `obfuscation`
  * added, the usage chunk held back and sent just before `[DONE]` only when asked, `finish_reason: ""`
- * sent as null, and one `JSON.stringify` per chunk.
+ * sent as null, one `JSON.stringify` per chunk, and one encoding per batch.
  */
 export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   const { id, model, obfuscate } = options;
   let usage: Usage | undefined;
   let created: number | undefined;
   let delivered = '';
+  /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
+  const event = (chunk: ChatCompletionChunk): string | undefined => {
+    created ??= chunk.created;
+    if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
+    if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined;
+    for (const choice of chunk.choices) {
+      choice.delta ??= {};
+      const delta = choice.delta;
+      // Some compatible servers send "" until the end; the spec's value there is null.
+      const reason: unknown = choice.finish_reason;
+      if (reason === '') choice.finish_reason = null;
+      if (typeof delta.content === 'string') delivered += delta.content;
+      if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+    }
+    chunk.id = id;
+    chunk.model = model;
+    chunk.usage = undefined;
+    chunk.obfuscation = obfuscate();
+    return sseData(JSON.stringify(chunk));
+  };
   return {
     keepalive: KEEPALIVE,
     get usage() {
@@ -53,23 +73,20 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
       return delivered;
     },
     item(chunk) {
-      created ??= chunk.created;
-      if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
-      if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined; // the usage chunk: sent (if asked) just before [DONE]
-      for (const choice of chunk.choices) {
-        choice.delta ??= {};
-        const delta = choice.delta;
-        // Some compatible servers send "" until the end; the spec's value there is null.
-        const reason: unknown = choice.finish_reason;
-        if (reason === '') choice.finish_reason = null;
-        if (typeof delta.content === 'string') delivered += delta.content;
-        if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+      const text = event(chunk);
+      return text === undefined ? undefined : encoder.encode(text);
+    },
+    items(chunks) {
+      let text = '';
+      const before = delivered;
+      try {
+        for (const chunk of chunks) text += event(chunk) ?? '';
+      } catch (error) {
+        // The batch is not sent: none of it counts as delivered.
+        delivered = before;
+        throw error;
       }
-      chunk.id = id;
-      chunk.model = model;
-      chunk.usage = undefined;
-      chunk.obfuscation = obfuscate();
-      return encoder.encode(sseData(JSON.stringify(chunk)));
+      return text === '' ? undefined : encoder.encode(text);
     },
     done() {
       const counted = options.includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;

@@ -1,6 +1,6 @@
-import { type ChatCompletion, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
+import { type ChatCompletion, type ChatCompletionChunk, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
-import type { ChatProvider, ProviderChatRequest } from '@tollgate/providers';
+import { batchesOfReader, type CallOptions, type ChatProvider, type ChunkBatches, type ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callRoutes } from './call-routes';
@@ -168,7 +168,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
       cost: charge.quote,
     });
     return streamMetered(runtime, context, admitted.value, {
-      open: (provider, upstream, signal) => provider.chatStream(upstreamRequest, { upstream, signal }),
+      open: (provider, upstream, signal) => chatBatches(provider, upstreamRequest, { upstream, signal }),
       format,
       charge,
       extra,
@@ -201,7 +201,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
 /** What a metered stream of a chat model needs besides the admitted request. */
 export interface StreamSpec<T> {
   /** Opens the upstream stream on one route; resolves once the upstream accepted the request. */
-  open(provider: ChatProvider, upstream: string, signal: AbortSignal): Promise<ReadableStream<T>>;
+  open(provider: ChatProvider, upstream: string, signal: AbortSignal): Promise<ChunkBatches<T>>;
   /** The client's bytes, and what they delivered. */
   format: DeliveringFormat<T>;
   /** The cost function, called once when the stream ended (unless it failed before delivering anything). */
@@ -229,10 +229,10 @@ export async function streamMetered<T>(
   const abort = new AbortController();
   const startedAt = runtime.now();
   const opening = callRoutes(model.routes, { zdr: model.zdr }, async (provider, upstream) => {
-    const reader = (await spec.open(provider, upstream, abort.signal)).getReader();
-    const first = reader.read();
+    const batches = await spec.open(provider, upstream, abort.signal);
+    const first = batches.read();
     await first; // a failure before the first event rejects here: mapped by callRoutes (and failed over where allowed)
-    return { reader, first };
+    return { batches, first };
   }).then((result) => {
     if (result.ok) context.log.provider = result.route.name;
     return result;
@@ -292,6 +292,12 @@ export async function streamMetered<T>(
   });
   const headers = runtime.replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...spec.extra });
   return { response: new Response(body, { status: 200, headers }), finished };
+}
+
+/** A provider's streamed chat as batches: its own `chatBatches` where it has them (no web stream between), else its stream's chunks one by one. */
+export async function chatBatches(provider: ChatProvider, request: ProviderChatRequest, options: CallOptions): Promise<ChunkBatches<ChatCompletionChunk>> {
+  if (provider.chatBatches) return provider.chatBatches(request, options);
+  return batchesOfReader((await provider.chatStream(request, options)).getReader());
 }
 
 /** The text and tool-call arguments of a whole reply (the early-stop estimate counts them). */

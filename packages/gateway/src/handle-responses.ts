@@ -1,5 +1,6 @@
 import { type ChatCompletion, ok, type Usage } from '@tollgate/core';
 import {
+  batchesOfReader,
   type ChatProvider,
   chatCompletionToResponse,
   type ProviderChatRequest,
@@ -13,7 +14,7 @@ import { admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callUpstream } from './call-upstream';
 import { failed } from './failed';
 import { billedUsage } from './billed-usage';
-import { chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
+import { chatBatches, chatCharge, chatEndpoint, completionText, fitOutputToHold, type PreparedChat, streamMetered } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
 import { FAILED_UNDELIVERED, nativeResponsesUsage } from './native-responses-events';
 import { readUsage } from './read-usage';
@@ -93,8 +94,10 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
       cost: charge.quote,
     });
     return streamMetered<ResponsesUpstreamItem>(runtime, context, admitted.value, {
-      open: (provider, upstream, signal) =>
-        isNative(provider) ? provider.responsesStream(native(), { upstream, signal }) : provider.chatStream(upstreamRequest, { upstream, signal }),
+      open: async (provider, upstream, signal) =>
+        isNative(provider)
+          ? batchesOfReader<ResponsesUpstreamItem>((await provider.responsesStream(native(), { upstream, signal })).getReader())
+          : chatBatches(provider, upstreamRequest, { upstream, signal }),
       format,
       charge,
       extra,

@@ -1,5 +1,5 @@
-import { type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
-import { ProviderError } from '@tollgate/providers';
+import { concatBytes, type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
+import { type ChunkBatches, ProviderError } from '@tollgate/providers';
 import { createKeepalive } from '@tollgate/sse';
 
 /** How a metered stream ended: read to its end, left by its client (or cut for taking nothing), or failed (or stalled) upstream. */
@@ -13,18 +13,23 @@ export interface StreamEnd {
   code?: ErrorCode;
 }
 
-/** An upstream that answered: its reader, and its first read when one is already under way. */
+/** An upstream that answered: its items in batches, and its first read when one is already under way. */
 export interface OpenedUpstream<T> {
-  /** The upstream's items. */
-  reader: ReadableStreamDefaultReader<T>;
-  /** A read of `reader` already under way (the gateway waits for the first event before answering). */
-  first?: Promise<ReadableStreamReadResult<T>>;
+  /** The upstream's items (a web stream's reader: `batchesOfReader` of @tollgate/providers). */
+  batches: ChunkBatches<T>;
+  /** A read of `batches` already under way (the gateway waits for the first event before answering). */
+  first?: Promise<T[] | undefined>;
 }
 
 /** How the client's bytes are made from the upstream's items: rewritten SSE, or the same bytes. */
 export interface StreamFormat<T> {
   /** The bytes for one upstream item, or undefined to read on. Throws on an item no provider should send. */
   item(value: T): Uint8Array | undefined;
+  /**
+   * The bytes for a batch of items, as one chunk (what `item` gives for each, joined), or undefined
+   * to read on. Without it, the stream joins what `item` gives.
+   */
+  items?(values: readonly T[]): Uint8Array | undefined;
   /** The bytes that end a stream the upstream finished (the usage chunk and `[DONE]`), if any. */
   done(): Uint8Array | undefined;
   /**
@@ -60,7 +65,7 @@ export interface MeteredStreamOptions<T> {
   settle(end: StreamEnd): Promise<unknown>;
   /** Receives what `settle` threw (it must never take the stream down or go unseen). */
   report(error: unknown): void;
-  /** Told each time the client was sent an upstream item's bytes (the crash checkpoints' touch); must be cheap. */
+  /** Told each time the client was sent the bytes of upstream items (a batch at a time: the crash checkpoints' touch); must be cheap. */
   onDelivered?(): void;
   /** Quiet time before a keepalive comment. */
   keepaliveMs: number;
@@ -102,20 +107,20 @@ export interface MeteredStream {
  */
 export function createMeteredStream<T>(options: MeteredStreamOptions<T>): MeteredStream {
   const { format, timers, now, signal } = options;
-  let reader: ReadableStreamDefaultReader<T> | undefined;
-  let pendingRead: Promise<ReadableStreamReadResult<T>> | undefined;
+  let reader: ChunkBatches<T> | undefined;
+  let pendingRead: Promise<T[] | undefined> | undefined;
   let opening: Promise<OpenedUpstream<T>> | undefined;
   if (options.upstream instanceof Promise) {
     opening = options.upstream;
     // A stream that ends before its client pulled never awaits the upstream: let it go once it answers.
     opening.then(
       (opened) => {
-        if (ended && reader === undefined) opened.reader.cancel().catch(() => undefined);
+        if (ended && reader === undefined) opened.batches.cancel().catch(() => undefined);
       },
       () => undefined,
     );
   } else {
-    reader = options.upstream.reader;
+    reader = options.upstream.batches;
     pendingRead = options.upstream.first;
   }
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -233,7 +238,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
         return;
       }
       opening = undefined;
-      reader = opened.reader;
+      reader = opened.batches;
       pendingRead = opened.first;
       if (ended) {
         // Ended (client gone, deadline) while the upstream was answering: let this one go too.
@@ -244,13 +249,13 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     const source = reader;
     if (!source) return;
     for (;;) {
-      let result: ReadableStreamReadResult<T>;
+      let batch: T[] | undefined;
       waitingOnUpstream = true;
       since = now();
       try {
         const read = pendingRead ?? source.read();
         pendingRead = undefined;
-        result = await read;
+        batch = await read;
       } catch (error) {
         fail(codeOf(error), error);
         return;
@@ -259,7 +264,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       waitingOnUpstream = false;
       since = now();
       try {
-        if (result.done) {
+        if (batch === undefined) {
           const last = format.done();
           if (last) controller.enqueue(last);
           controller.close();
@@ -267,12 +272,32 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
           return;
         }
         keepalive?.touch();
-        const bytes = format.item(result.value);
-        if (bytes === undefined) continue;
-        controller.enqueue(bytes);
-        options.onDelivered?.();
+        let bytes: Uint8Array | undefined;
+        // An item of a shape no provider should send: the provider failed, never the gateway. The
+        // items before it in the batch still go out (a format's `items` sends all or none).
+        let failure: { error: unknown } | undefined;
+        if (format.items) bytes = format.items(batch);
+        else if (batch.length === 1) bytes = format.item(batch[0] as T);
+        else {
+          const parts: Uint8Array[] = [];
+          for (const value of batch) {
+            try {
+              const part = format.item(value);
+              if (part !== undefined) parts.push(part);
+            } catch (error) {
+              failure = { error };
+              break;
+            }
+          }
+          bytes = parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : concatBytes(parts);
+        }
+        if (bytes !== undefined) {
+          controller.enqueue(bytes);
+          options.onDelivered?.();
+        }
+        if (failure) fail(codeOf(failure.error));
+        else if (bytes === undefined) continue;
       } catch (error) {
-        // An item of a shape no provider should send: the provider failed, never the gateway.
         fail(codeOf(error));
       }
       return;

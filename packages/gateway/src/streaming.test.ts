@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate/core';
 import { estimateCompletionTokens } from '@tollgate/billing';
-import { openaiCompatible } from '@tollgate/providers';
+import { batchesOfReader, openaiCompatible } from '@tollgate/providers';
 import { chatSseFormat } from './chat-sse-format';
 import { createMeteredStream, type StreamOutcome } from './metered-stream';
 import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
@@ -524,7 +524,7 @@ describe('createChatStream over an upstream that reports no usage', () => {
     });
     const source = new ReadableStream<ChatCompletionChunk>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }, { highWaterMark: 0 });
     const { body } = createMeteredStream({
-      upstream: { reader: source.getReader() },
+      upstream: { batches: batchesOfReader(source.getReader()) },
       format,
       abort: new AbortController(),
       signal: new AbortController().signal,

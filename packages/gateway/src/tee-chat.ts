@@ -1,5 +1,5 @@
 import { concatBytes, GatewayError, type Usage, withinDeadline } from '@tollgate/core';
-import type { ProviderChatRequest, RawReply } from '@tollgate/providers';
+import { batchesOfReader, type ProviderChatRequest, type RawReply } from '@tollgate/providers';
 import type { Admitted } from './admit-metered';
 import { callRoutes, toGatewayError } from './call-routes';
 import { callUpstream } from './call-upstream';
@@ -82,7 +82,7 @@ export async function teeChat(
   const deliveredCost = chatDeliveredCost(model, admitted.prepared);
   const touch = hold.track(runtime.checkpoints, () => deliveredCost(delivered(raw)));
   const { body, finished } = createMeteredStream({
-    upstream: { reader: raw.body.getReader() },
+    upstream: { batches: batchesOfReader(raw.body.getReader()) },
     format: PASS_THROUGH,
     abort,
     signal: context.request.signal,

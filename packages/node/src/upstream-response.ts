@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { BODY_READER, type BodyReader } from '@tollgate/core';
 import { kMaterialise, standInFor } from './stand-in';
 
 /**
@@ -85,19 +86,27 @@ export class ReplyBody {
             await new Promise<void>((resolve) => (this.wake = resolve));
           }
         },
-        cancel: () => {
-          this.finish();
-          const message = this.message;
-          if (message.complete && this.source === message) {
-            while (message.read() !== null);
-            return;
-          }
-          this.source.destroy();
-          message.destroy();
-        },
+        cancel: () => this.cancel(),
       },
       { highWaterMark: 0 },
     );
+  }
+
+  /** Lets the rest of the body go: destroys the connection, or reads out a reply that already came whole so that its connection goes back to the pool. */
+  cancel(): void {
+    this.finish();
+    const message = this.message;
+    if (message.complete && this.source === message) {
+      while (message.read() !== null);
+      return;
+    }
+    this.source.destroy();
+    message.destroy();
+  }
+
+  /** The body's chunks with no web stream (see {@link ReplyReader}). */
+  reader(): BodyReader {
+    return new ReplyReader(this);
   }
 
   /** Every byte of the body in one Buffer (node's own when it came in one chunk), with no web stream between. */
@@ -123,6 +132,46 @@ export class ReplyBody {
     });
   }
 }
+
+/**
+ * A reader of a reply's chunks straight off its (decoded) message: each read takes what the socket
+ * has buffered, node's own Buffer (nothing reads ahead of the caller beyond node's stream buffer);
+ * rejects as the body stream would (cut, abort); after a cancel every read is done.
+ */
+class ReplyReader implements BodyReader {
+  #cancelled = false;
+  constructor(readonly reply: ReplyBody) {}
+
+  read(): Promise<ReadableStreamReadResult<Uint8Array>> {
+    return new Promise((resolve, reject) => {
+      const reply = this.reply;
+      const step = () => {
+        if (this.#cancelled) return resolve(DONE);
+        if (reply.failed) return reject(reply.failure);
+        const chunk: Buffer | null = reply.source.read();
+        if (chunk !== null) return resolve({ done: false, value: chunk });
+        if (reply.ended) {
+          reply.finish();
+          return resolve(DONE);
+        }
+        if (reply.over) return resolve(DONE);
+        reply.wake = step;
+      };
+      step();
+    });
+  }
+
+  cancel(): Promise<void> {
+    if (!this.#cancelled) {
+      this.#cancelled = true;
+      if (!this.reply.over) this.reply.cancel();
+      this.reply.wakeUp();
+    }
+    return Promise.resolve();
+  }
+}
+
+const DONE: ReadableStreamReadDoneResult<Uint8Array> = Object.freeze({ done: true, value: undefined });
 
 const kReply = Symbol('tollgate.reply');
 type WithReply = Readable & { [kReply]?: ReplyBody };
@@ -278,6 +327,17 @@ export class UpstreamResponse {
     if (this.#used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
     this.#used = true;
     return reply.readAll().then(convert);
+  }
+
+  /**
+   * The body's chunks with no web stream, for a body nobody read or asked for yet (see `bodyReader`
+   * of @tollgate/core); the body is used from then on. Undefined otherwise: the caller reads `body`.
+   */
+  [BODY_READER](): BodyReader | undefined {
+    const reply = this.#reply;
+    if (reply === null || this.#used || this.#body !== undefined || this.#response !== undefined) return undefined;
+    this.#used = true;
+    return reply.reader();
   }
 
   #ownBody(): ReadableStream<Uint8Array> | null {

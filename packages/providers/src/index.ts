@@ -1,8 +1,10 @@
 export { ProviderError } from './provider';
+export { batchesOfReader, streamOfBatches } from './http/open-upstream-stream';
 export type {
   CallOptions,
   ChatProvider,
   ChatStream,
+  ChunkBatches,
   GeneratedImage,
   ImageProvider,
   PassThroughChatProvider,

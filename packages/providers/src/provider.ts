@@ -46,6 +46,17 @@ export interface ProviderChatRequest extends ChatRequest {
 export type ChatStream = ReadableStream<ChatCompletionChunk>;
 
 /**
+ * A stream's chunks in batches, with no web stream: each read answers the chunks of what one
+ * upstream read brought (never an empty batch), or undefined at the end, and rejects as the
+ * stream would error. One read at a time. `cancel` lets the upstream go, as cancelling the stream
+ * does; every read after it answers the end.
+ */
+export interface ChunkBatches<T> {
+  read(): Promise<T[] | undefined>;
+  cancel(): Promise<void>;
+}
+
+/**
  * A pass-through reply for `tee` models: the upstream's bytes, unchanged, read on the side for
  * billing. `usage` resolves when the body ends, errors or is cancelled, with the usage seen by
  * then (undefined when the upstream reported none). `delivered()` is the text passed on so far —
@@ -99,6 +110,12 @@ export interface ChatProvider extends ProviderBase {
   chat(request: ProviderChatRequest, options: CallOptions): Promise<ChatCompletion>;
   /** A streamed chat completion; resolves once the upstream accepted the request (status 200). */
   chatStream(request: ProviderChatRequest, options: CallOptions): Promise<ChatStream>;
+  /**
+   * The same stream as `chatStream`, as batches of chunks (one per upstream read) with no web
+   * stream between: what the gateway reads when a provider has it. Optional; the adapters of this
+   * package have it.
+   */
+  chatBatches?(request: ProviderChatRequest, options: CallOptions): Promise<ChunkBatches<ChatCompletionChunk>>;
 }
 
 /** A chat provider that can also pass an attested server's reply through unchanged (`tee` models). */

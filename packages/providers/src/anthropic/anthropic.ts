@@ -1,6 +1,6 @@
 import type { ChatCompletion } from '@tollgate/core';
 import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
-import { openUpstreamStream } from '../http/open-upstream-stream';
+import { openUpstreamStream, streamOfBatches } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
 import { checkReply } from '../http/check-reply';
 import { anthropicReplySchema } from './anthropic-api';
@@ -39,6 +39,11 @@ export function anthropic(settings: ProviderSettings = {}): ChatProvider {
     return stream ? { ...converted.request, stream: true } : converted.request;
   }
 
+  const chatBatches = async (request: ProviderChatRequest, options: CallOptions) => {
+    const payload = body(request, options, true);
+    return openUpstreamStream(options.signal, (signal) => postJson(transport, payload, signal, mapAnthropicError), anthropicSteps());
+  };
+
   return {
     kind: 'anthropic',
     zeroDataRetention: settings.zeroDataRetention ?? false,
@@ -57,8 +62,9 @@ export function anthropic(settings: ProviderSettings = {}): ChatProvider {
     },
 
     async chatStream(request, options): Promise<ChatStream> {
-      const payload = body(request, options, true);
-      return openUpstreamStream(options.signal, (signal) => postJson(transport, payload, signal, mapAnthropicError), anthropicSteps());
+      return streamOfBatches(await chatBatches(request, options));
     },
+
+    chatBatches,
   };
 }

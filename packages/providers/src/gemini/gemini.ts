@@ -1,5 +1,5 @@
 import type { ChatCompletion } from '@tollgate/core';
-import { openUpstreamStream } from '../http/open-upstream-stream';
+import { openUpstreamStream, streamOfBatches } from '../http/open-upstream-stream';
 import {
   ProviderError,
   type CallOptions,
@@ -37,6 +37,12 @@ export function gemini(settings: ProviderSettings = {}): ChatProvider & ImagePro
     return converted.request;
   }
 
+  const chatBatches = async (request: ProviderChatRequest, options: CallOptions) => {
+    const url = `${geminiUrl(transport, options.upstream, 'streamGenerateContent')}?alt=sse`;
+    const payload = body(request, options);
+    return openUpstreamStream(options.signal, (signal) => postGemini(transport, url, payload, signal), geminiSteps());
+  };
+
   return {
     kind: 'gemini',
     zeroDataRetention: settings.zeroDataRetention ?? false,
@@ -49,10 +55,10 @@ export function gemini(settings: ProviderSettings = {}): ChatProvider & ImagePro
     },
 
     async chatStream(request, options): Promise<ChatStream> {
-      const url = `${geminiUrl(transport, options.upstream, 'streamGenerateContent')}?alt=sse`;
-      const payload = body(request, options);
-      return openUpstreamStream(options.signal, (signal) => postGemini(transport, url, payload, signal), geminiSteps());
+      return streamOfBatches(await chatBatches(request, options));
     },
+
+    chatBatches,
 
     images(request, options) {
       return geminiImages(transport, request, options);

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
 import { pieceBody } from '../../test/piece-body';
-import { type ChunkSink, openUpstreamStream, type SseSteps } from './open-upstream-stream';
+import { type ChunkSink, openUpstreamStream as openBatches, type SseSteps, streamOfBatches } from './open-upstream-stream';
+
+/** The batches as the stream a provider's `chatStream` returns. */
+const openUpstreamStream = async (...args: Parameters<typeof openBatches<string>>) => streamOfBatches(await openBatches(...args));
 
 /** A body over the given pieces, recording pulls and cancels. */
 function body(pieces: (string | Error)[]) {

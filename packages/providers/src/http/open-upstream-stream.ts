@@ -1,5 +1,6 @@
+import { type BodyReader, bodyReader } from '@tollgate/core';
 import { createSseParser, type SseEvent } from '@tollgate/sse';
-import { ProviderError } from '../provider';
+import { type ChunkBatches, ProviderError } from '../provider';
 import { linkAbort } from './link-abort';
 
 /** Where an adapter's event steps put their chunks, or the error that ends the stream. */
@@ -16,7 +17,7 @@ export interface ClosingChunkSink<T> extends ChunkSink<T> {
 
 /**
  * An adapter's translation of an upstream's SSE events into chunks, event by event: the body of a
- * `TransformStream` (its controller is a sink) or of {@link openUpstreamStream}'s one stream.
+ * `TransformStream` (its controller is a sink) or of {@link sseChunkBatches}.
  */
 export interface SseSteps<T, S extends ChunkSink<T> = ChunkSink<T>> {
   /** Turns one event into chunks (or none); errors the sink on an event that ends the stream. */
@@ -64,8 +65,8 @@ export interface SseStreamErrors {
 
 /**
  * Starts a streamed upstream call: `post` runs under the caller's signal (or a controller of our
- * own without one, see {@link linkAbort}), and the 2xx body comes back as {@link sseChunkStream}'s
- * one stream of chunks. A body that fails while read (connection dropped) errors as
+ * own without one, see {@link linkAbort}), and the 2xx body comes back as {@link sseChunkBatches}'
+ * batches of chunks. A body that fails while read (connection dropped) errors as
  * `upstream_error`; an abort stays an abort; what `steps` errors with passes as it is (anything
  * but a ProviderError is `upstream_error`).
  * @example
@@ -75,7 +76,7 @@ export async function openUpstreamStream<T>(
   signal: AbortSignal | undefined,
   post: (signal: AbortSignal) => Promise<Response>,
   steps: SseSteps<T>,
-): Promise<ReadableStream<T>> {
+): Promise<ChunkBatches<T>> {
   const link = linkAbort(signal);
   let response: Response;
   try {
@@ -86,107 +87,167 @@ export async function openUpstreamStream<T>(
   }
   /** A failure as the consumer sees it: anything but the caller's abort or an adapter's own error is `upstream_error`. */
   const failure = (error: unknown) => (!signal?.aborted && !(error instanceof ProviderError) ? new ProviderError('upstream_error', { accepted: true }) : error);
-  return sseChunkStream(response, steps, link, { step: failure, read: failure });
+  return sseChunkBatches(response, steps, link, { step: failure, read: failure });
 }
 
 /**
- * The chunks of a 2xx SSE reply, `steps` turning its events into chunks: one pull-based stream that
- * reads the body's reader itself (no decoder and translator streams in between). The chunks of
- * every event already read go out in one pull, and the body is read again only once they were
- * taken, so back-pressure reaches the upstream. A step that closes the sink ends the stream there
- * (the rest of the body is let go); an error met after chunks of the same pull waits for the next
- * pull, so they are not dropped. The upstream is let go (`link`, and the body cancelled unless it
- * ended) before the consumer sees the end; cancel cuts it.
+ * The chunks of a 2xx SSE reply, `steps` turning its events into chunks, as batches: each read
+ * reads the body (through {@link bodyReader}: no web stream where the runtime offers its own
+ * reader) until its events gave chunks, and answers every chunk of the events read by then, so
+ * that what one upstream read brought goes on as one batch. The body is read again only when the
+ * next batch is asked for, so back-pressure reaches the upstream. A step that closes the sink ends
+ * the batches there (the rest of the body is let go); an error met after chunks of the same batch
+ * is thrown by the next read, so they are not dropped. The upstream is let go (`link`, and the
+ * body cancelled unless it ended) before the caller sees the end or the error; `cancel` cuts it.
  */
-export function sseChunkStream<T>(response: Response, steps: SseSteps<T, ClosingChunkSink<T>>, link: UpstreamLink, errors: SseStreamErrors): ReadableStream<T> {
-  if (!response.body) {
+export function sseChunkBatches<T>(response: Response, steps: SseSteps<T, ClosingChunkSink<T>>, link: UpstreamLink, errors: SseStreamErrors): ChunkBatches<T> {
+  const reader = bodyReader(response);
+  if (reader === null) {
     link.unlink();
     throw new ProviderError('upstream_error', { accepted: true, status: response.status });
   }
-  const reader = response.body.getReader();
-  const events: SseEvent[] = [];
-  const parser = createSseParser((event) => events.push(event));
-  const sink = new StepSink<T>();
-  let next = 0;
-  let bodyDone = false;
-  let over = false;
-  // An error met after chunks of the same pull were enqueued: erroring at once would drop them.
-  let pending: { reason: unknown } | undefined;
+  return new SseChunkBatches(reader, steps, link, errors);
+}
+
+/** {@link sseChunkBatches}' reads: one at a time, as a reader's. */
+class SseChunkBatches<T> implements ChunkBatches<T> {
+  readonly #events: SseEvent[] = [];
+  readonly #parser = createSseParser((event) => this.#events.push(event));
+  readonly #sink = new StepSink<T>();
+  #next = 0;
+  #bodyDone = false;
+  /** The upstream was let go. */
+  #over = false;
+  /** Every later read answers the end (closed by a step, or cancelled). */
+  #closed = false;
+  /** The error every later read throws: met after chunks of the same batch (not thrown yet), or thrown. */
+  #failure: { reason: unknown; thrown: boolean } | undefined;
+
+  constructor(
+    readonly reader: BodyReader,
+    readonly steps: SseSteps<T, ClosingChunkSink<T>>,
+    readonly link: UpstreamLink,
+    readonly errors: SseStreamErrors,
+  ) {}
+
   /** Lets the upstream go, once: `cut` aborts the call too (a stream that did not end on its own). */
-  const end = async (cut: boolean) => {
-    if (over) return;
-    over = true;
-    link.unlink();
-    if (cut) link.abort();
-    if (cut || !bodyDone) await reader.cancel().catch(() => undefined);
-  };
-  /** Runs the step of one event (the flush without one); its chunks are enqueued, or its error kept. False when it failed. */
-  const run = (controller: ReadableStreamDefaultController<T>, event?: SseEvent): boolean => {
+  async #end(cut: boolean): Promise<void> {
+    if (this.#over) return;
+    this.#over = true;
+    this.link.unlink();
+    if (cut) this.link.abort();
+    if (cut || !this.#bodyDone) await this.reader.cancel().catch(() => undefined);
+  }
+
+  /** Runs the step of one event (the flush without one), its chunks added to `out`; false when it failed. */
+  #run(out: T[], event?: SseEvent): boolean {
+    const sink = this.#sink;
     sink.chunks.length = 0;
     try {
-      if (event === undefined) steps.flush(sink);
-      else steps.transform(event, sink);
+      if (event === undefined) this.steps.flush(sink);
+      else this.steps.transform(event, sink);
     } catch (error) {
       sink.error(error);
     }
     if (sink.failed) return false;
-    for (const chunk of sink.chunks) controller.enqueue(chunk);
+    for (const chunk of sink.chunks) out.push(chunk);
     return true;
-  };
+  }
 
+  /** Ends the batches with an error, thrown by this read and every later one. */
+  async #fail(reason: unknown): Promise<never> {
+    await this.#end(true);
+    const error = this.#failure?.thrown ? this.#failure.reason : reason;
+    this.#failure = { reason: error, thrown: true };
+    throw error;
+  }
+
+  async read(): Promise<T[] | undefined> {
+    const failure = this.#failure;
+    if (failure) return this.#fail(failure.thrown ? failure.reason : this.errors.step(failure.reason));
+    if (this.#closed) return undefined;
+    const events = this.#events;
+    const sink = this.#sink;
+    const out: T[] = [];
+    for (;;) {
+      while (this.#next < events.length) {
+        if (!this.#run(out, events[this.#next++] as SseEvent)) {
+          if (out.length > 0) {
+            this.#failure = { reason: sink.reason, thrown: false };
+            return out;
+          }
+          return this.#fail(this.errors.step(sink.reason));
+        }
+        if (sink.closed) {
+          this.#closed = true;
+          await this.#end(false);
+          return out.length > 0 ? out : undefined;
+        }
+      }
+      if (out.length > 0) return out;
+      events.length = 0;
+      this.#next = 0;
+      if (this.#bodyDone) {
+        const ok = this.#run(out);
+        // The body is over: nothing to cancel.
+        await this.#end(false);
+        if (!ok) return this.#fail(this.errors.step(sink.reason));
+        this.#closed = true;
+        return out.length > 0 ? out : undefined;
+      }
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await this.reader.read();
+      } catch (error) {
+        return this.#fail(this.errors.read(error));
+      }
+      if (this.#closed) return undefined; // cancelled meanwhile
+      if (read.done) {
+        this.#bodyDone = true;
+        // A last event without its closing blank line still counts.
+        this.#parser.end();
+      } else {
+        this.#parser.push(read.value);
+      }
+    }
+  }
+
+  async cancel(): Promise<void> {
+    this.#closed = true;
+    await this.#end(true);
+  }
+}
+
+/**
+ * Batches as a web stream of their chunks (what `chatStream` returns): pull-based, one batch read
+ * per pull once the chunks of the last one were taken; cancelling the stream cancels the batches.
+ */
+export function streamOfBatches<T>(batches: ChunkBatches<T>): ReadableStream<T> {
   return new ReadableStream<T>(
     {
       async pull(controller) {
-        if (pending) {
-          await end(true);
-          return controller.error(errors.step(pending.reason));
+        let batch: T[] | undefined;
+        try {
+          batch = await batches.read();
+        } catch (error) {
+          return controller.error(error);
         }
-        let sent = false;
-        for (;;) {
-          while (next < events.length) {
-            if (!run(controller, events[next++] as SseEvent)) {
-              if (sent) {
-                pending = { reason: sink.reason };
-                return;
-              }
-              await end(true);
-              return controller.error(errors.step(sink.reason));
-            }
-            if (sink.closed) {
-              await end(false);
-              return controller.close();
-            }
-            if (sink.chunks.length > 0) sent = true;
-          }
-          if (sent) return;
-          events.length = 0;
-          next = 0;
-          if (bodyDone) {
-            const ok = run(controller);
-            // The body is over: nothing to cancel.
-            await end(false);
-            return ok ? controller.close() : controller.error(errors.step(sink.reason));
-          }
-          let read: ReadableStreamReadResult<Uint8Array>;
-          try {
-            read = await reader.read();
-          } catch (error) {
-            await end(true);
-            return controller.error(errors.read(error));
-          }
-          if (read.done) {
-            bodyDone = true;
-            // A last event without its closing blank line still counts.
-            parser.end();
-          } else {
-            parser.push(read.value);
-          }
-        }
+        if (batch === undefined) return controller.close();
+        for (const chunk of batch) controller.enqueue(chunk);
       },
-      async cancel() {
-        await end(true);
-      },
+      cancel: () => batches.cancel(),
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * A reader's chunks as batches of one (a stream that has no batches of its own: a provider without
+ * `chatBatches`, a pass-through body); `cancel` cancels the reader.
+ */
+export function batchesOfReader<T>(reader: ReadableStreamDefaultReader<T>): ChunkBatches<T> {
+  return {
+    read: () => reader.read().then((read) => (read.done ? undefined : [read.value])),
+    cancel: () => reader.cancel(),
+  };
 }

@@ -1,7 +1,8 @@
 import type { ChatCompletionChunk } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
-import { openaiChatStream } from './openai-chat-stream';
+import { streamOfBatches } from '../http/open-upstream-stream';
+import { openaiChatBatches } from './openai-chat-stream';
 import type { UpstreamCall } from './post-openai';
 import { pieceBody } from '../../test/piece-body';
 
@@ -32,6 +33,9 @@ async function drain(stream: ReadableStream<ChatCompletionChunk>): Promise<{ tex
   }
   return { texts };
 }
+
+/** The batches as the stream `chatStream` returns. */
+const openaiChatStream = (call: UpstreamCall, signal: AbortSignal | undefined) => streamOfBatches(openaiChatBatches(call, signal));
 
 describe('openaiChatStream', () => {
   it('parses events split anywhere (byte by byte, CRLF) and ends at [DONE] without aborting', async () => {

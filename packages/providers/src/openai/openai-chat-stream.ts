@@ -1,19 +1,19 @@
 import type { ChatCompletionChunk } from '@tollgate/core';
-import type { ChatStream } from '../provider';
-import { ProviderError } from '../provider';
+import { type ChunkBatches, ProviderError } from '../provider';
 import { mapOpenAIError } from './map-openai-error';
 import { isOpenAIChatChunk } from './openai-api';
-import { type ClosingChunkSink, type SseSteps, sseChunkStream } from '../http/open-upstream-stream';
+import { type ClosingChunkSink, type SseSteps, sseChunkBatches } from '../http/open-upstream-stream';
 import { abortReason } from '../http/post-json';
 import type { UpstreamCall } from './post-openai';
 
 /**
- * The chunks of an upstream SSE body, ending at `[DONE]`. A body that ends without `[DONE]`, drops,
- * or holds a malformed event errors with `upstream_error` (accepted); an error event maps like an
- * error body. Pull-based, so a slow client slows the upstream read; cancel aborts the upstream fetch.
+ * The chunks of an upstream SSE body, ending at `[DONE]`, in batches. A body that ends without
+ * `[DONE]`, drops, or holds a malformed event errors with `upstream_error` (accepted); an error
+ * event maps like an error body. Read on demand, so a slow client slows the upstream read; cancel
+ * aborts the upstream fetch.
  */
-export function openaiChatStream(call: UpstreamCall, signal: AbortSignal | undefined): ChatStream {
-  return sseChunkStream(call.response, openaiChatSteps(), call, {
+export function openaiChatBatches(call: UpstreamCall, signal: AbortSignal | undefined): ChunkBatches<ChatCompletionChunk> {
+  return sseChunkBatches(call.response, openaiChatSteps(), call, {
     step: (reason) => reason,
     read: () => (signal?.aborted ? abortReason(signal) : broken()),
   });

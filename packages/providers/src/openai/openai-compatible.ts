@@ -1,8 +1,16 @@
-import { type ImageProvider, type PassThroughChatProvider, ProviderError, type ProviderSettings } from '../provider';
+import {
+  type CallOptions,
+  type ImageProvider,
+  type PassThroughChatProvider,
+  ProviderError,
+  type ProviderChatRequest,
+  type ProviderSettings,
+} from '../provider';
 import { convertToOpenAIRequest } from './convert-to-openai-request';
 import { isOpenAIChatCompletion } from './openai-api';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
-import { openaiChatStream } from './openai-chat-stream';
+import { openaiChatBatches } from './openai-chat-stream';
+import { streamOfBatches } from '../http/open-upstream-stream';
 import { openaiRawReply } from './openai-raw-reply';
 import { openaiResponses, type ResponsesPassThrough } from './openai-responses';
 import { abortReason, type JsonTarget } from '../http/post-json';
@@ -47,6 +55,11 @@ export function openaiCompatible(settings: ProviderSettings = {}): OpenAICompati
     }
   }
 
+  const chatBatches = async (request: ProviderChatRequest, options: CallOptions) => {
+    const call = await postOpenAI(streamTarget, convertToOpenAIRequest(request, options.upstream, true), options.signal);
+    return openaiChatBatches(call, options.signal);
+  };
+
   const provider: OpenAICompatibleProvider = {
     kind: 'openai-compatible',
     zeroDataRetention: settings.zeroDataRetention ?? false,
@@ -60,13 +73,10 @@ export function openaiCompatible(settings: ProviderSettings = {}): OpenAICompati
     },
 
     async chatStream(request, options) {
-      const call = await postOpenAI(streamTarget, convertToOpenAIRequest(request, options.upstream, true), options.signal);
-      if (!call.response.body) {
-        call.unlink();
-        throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });
-      }
-      return openaiChatStream(call, options.signal);
+      return streamOfBatches(await chatBatches(request, options));
     },
+
+    chatBatches,
 
     async chatRaw(request, options) {
       const stream = request.stream === true;

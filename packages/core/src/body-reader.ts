@@ -1,0 +1,36 @@
+/**
+ * What a reader of a body's chunks offers: the two members of a web stream's default reader that
+ * the providers use, so that a body can be read with or without a web stream in between.
+ */
+export interface BodyReader {
+  /** The next chunk, or `done` at the end; rejects as the body's stream would error. One read at a time. */
+  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  /** Lets the rest of the body go. */
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/**
+ * The key under which a `Response` may offer a {@link BodyReader} of its body that needs no web
+ * stream: a method that returns one, and marks the body used, or `undefined` when the body can
+ * only be read through its stream (already read, or handed out). @tollgate/node's upstream replies
+ * have it (packages/node/src/upstream-response.ts); a registered symbol, so that every copy of this
+ * package (a bundle, a second install) agrees on it.
+ */
+export const BODY_READER: unique symbol = Symbol.for('tollgate.body-reader');
+
+type WithBodyReader = { [BODY_READER]?: () => BodyReader | undefined };
+
+/**
+ * A reader of `response`'s body: the runtime's own, where the response offers one under
+ * {@link BODY_READER}, else its body stream's default reader; `null` for a response without a body.
+ * Either way the body is used from then on.
+ *
+ * @example
+ * const reader = bodyReader(response);
+ * for (let read = await reader.read(); !read.done; read = await reader.read()) parser.push(read.value);
+ */
+export function bodyReader(response: Response): BodyReader | null {
+  const own = (response as WithBodyReader)[BODY_READER]?.();
+  if (own !== undefined) return own;
+  return response.body?.getReader() ?? null;
+}
