@@ -7,10 +7,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorRecord, type ChatCompletionChunk, type ErrorCode } from '@tollgate/core';
 import { estimateCompletionTokens } from '@tollgate/billing';
-import { batchesOfReader, openaiCompatible } from '@tollgate/providers';
+import { batchesOfReader, type ChatProvider, type ChunkBatches, openaiCompatible } from '@tollgate/providers';
 import { chatSseFormat } from './chat-sse-format';
-import { createMeteredStream, type StreamOutcome } from './metered-stream';
-import { chatBody, setup, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
+import { createMeteredStream, type StreamFormat, type StreamOutcome } from './metered-stream';
+import { chatBody, setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
 import { charges, expectNothingLeft, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
 import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
@@ -570,6 +570,192 @@ describe('createChatStream over an upstream that reports no usage', () => {
     });
     expect(data.map((payload) => payload === '[DONE]' || (JSON.parse(payload) as Chunk).choices.length === 1)).toEqual([true, true, true, true]);
     expect(asked).toBe(0);
+  });
+});
+
+describe('a chat provider with only chatStream (no chatBatches)', () => {
+  /** A gateway whose provider is an embedder's: chat and chatStream only, over the fake upstream; counts chatStream calls. */
+  const streamOnly = async (options: SetupOptions = {}) => {
+    let harness: StreamGateway | undefined;
+    const tap = tapFetch(() => harness!.fake.fetch);
+    const full = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: tap.fetch });
+    const seen = { streams: 0 };
+    const provider: ChatProvider = {
+      kind: 'stream-only',
+      zeroDataRetention: false,
+      chat: (request, call) => full.chat(request, call),
+      chatStream: (request, call) => {
+        seen.streams++;
+        return full.chatStream(request, call);
+      },
+    };
+    expect(full.chatBatches).toBeTypeOf('function');
+    expect('chatBatches' in provider).toBe(false);
+    harness = await open({ ...options, models: testModels().filter((model) => model.type === 'chat'), providers: { local: provider } });
+    return { s: harness, seen, upstream: tap.bodies };
+  };
+
+  it('streams every chunk, the usage chunk and [DONE] through the stream’s reader, and charges the reported usage', async () => {
+    const { s, seen, upstream } = await streamOnly();
+    const response = await s.stream({ stream_options: { include_usage: true } });
+    expect(response.status).toBe(200);
+    const { data, comments } = parseEvents(await response.text());
+    expect(comments).toEqual([]);
+    const sent = upstreamSent(upstream[0]!);
+    const { chunks, usageChunk, text } = expectChunks(data, true, sent.ids);
+    expect(chunks).toHaveLength(1 + 7 + 1);
+    expect(text).toBe(REPLY);
+    expect(seen.streams).toBe(1);
+    await settled(s);
+    const reported = sent.usage as { prompt_tokens: number; completion_tokens: number };
+    const cost = reported.prompt_tokens + 2 * reported.completion_tokens;
+    expect(usageChunk!.usage).toMatchObject({ prompt_tokens: reported.prompt_tokens, completion_tokens: reported.completion_tokens, cost_micros: cost });
+    expect(await s.balance()).toMatchObject({ balance: 10_000_000 - cost, held: 0 });
+    expect((await charges(s))[0]!.meta).toMatchObject({ outcome: 'done' });
+  });
+
+  it('an upstream that drops the connection after three events: one error event, billed for what was delivered', async () => {
+    const { s, seen } = await streamOnly({ fakeOptions: { faults: [{ kind: 'cut', afterChunks: 3 }] } });
+    const { data } = await failedStream(s);
+    expect(data).toHaveLength(4);
+    expect(JSON.parse(data[3]!)).toEqual(errorRecord('upstream_error'));
+    expect(seen.streams).toBe(1);
+    expect((await charges(s))[0]!.meta).toMatchObject({ completion_tokens: estimateCompletionTokens('Hello! This'), outcome: 'upstream_failed' });
+  });
+});
+
+describe('an upstream read whose batch the format fails on', () => {
+  it('text, its usage and then a chunk with a null choice in one read: the client gets only the error event and pays nothing, as a 502', async () => {
+    const chunk = (fields: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id: 'up-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'up', ...fields })}\n\n`;
+    const text = [
+      chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' }] }),
+      chunk({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }),
+      // A choice no provider should send: the adapter passes it on (choices is a list), the format throws on it.
+      chunk({ choices: [null] }),
+      'data: [DONE]\n\n',
+    ].join('');
+    // The whole reply in one body chunk: one upstream read, one batch.
+    const reply = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(text));
+            controller.close();
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: reply });
+    const s = await open({ models: testModels().filter((model) => model.type === 'chat'), providers: { local: provider } });
+    const response = await s.stream({ stream_options: { include_usage: true } });
+    expect(response.status).toBe(200);
+    const { data } = parseEvents(await response.text());
+    expect(data.map((payload) => JSON.parse(payload))).toEqual([errorRecord('upstream_error')]);
+    await settled(s);
+    expect(await charges(s)).toEqual([]);
+    expect(await s.balance()).toEqual({ balance: 10_000_000, held: 0, available: 10_000_000 });
+  });
+});
+
+describe('createMeteredStream over a batch of several items', () => {
+  const encoder = new TextEncoder();
+  /** One batch of the given items, then the end; records cancels. */
+  const oneBatch = <T>(items: T[]) => {
+    const seen = { reads: 0, cancelled: false };
+    const batches: ChunkBatches<T> = {
+      read: async () => (seen.reads++ === 0 ? items : undefined),
+      cancel: async () => {
+        seen.cancelled = true;
+      },
+    };
+    return { batches, seen };
+  };
+  /** A metered stream over `batches` with `format`: the client's body chunks as text, how it settled, and what else was seen. */
+  const run = async <T>(batches: ChunkBatches<T>, format: StreamFormat<T>) => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const ends: { outcome: StreamOutcome; code?: ErrorCode }[] = [];
+    const abort = new AbortController();
+    let delivered = 0;
+    const { body, finished } = createMeteredStream({
+      upstream: { batches },
+      format,
+      abort,
+      signal: new AbortController().signal,
+      releaseSlot: () => undefined,
+      settle: async (end) => void ends.push(end),
+      report: (error) => {
+        throw error;
+      },
+      onDelivered: () => void delivered++,
+      keepaliveMs: 25_000,
+      idleTimeoutMs: 60_000,
+      headersTimeoutMs: 60_000,
+      startedAt: clock.now(),
+      timers: time.timers,
+      now: clock.now,
+    });
+    const chunks: string[] = [];
+    const decoder = new TextDecoder();
+    const reader = body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(decoder.decode(read.value));
+    await finished;
+    expect(time.pending).toBe(0);
+    return { chunks, ends, aborted: abort.signal.aborted, delivered };
+  };
+
+  it('a format without items: an item that throws mid-batch sends the items before it, then the error event; upstream_failed', async () => {
+    const items: string[] = [];
+    const format: StreamFormat<string> = {
+      item(value) {
+        items.push(value);
+        if (value === 'bad') throw new TypeError('an item no provider should send');
+        return encoder.encode(`<${value}>`);
+      },
+      done: () => encoder.encode('<done>'),
+      errorEvent: (code) => encoder.encode(`<error ${code}>`),
+    };
+    const { batches, seen } = oneBatch(['a', 'b', 'bad', 'd', 'e']);
+    const { chunks, ends, aborted, delivered } = await run(batches, format);
+    // The two items joined in one chunk, then the error event; nothing after the item that threw.
+    expect(chunks).toEqual(['<a><b>', '<error upstream_error>']);
+    expect(items).toEqual(['a', 'b', 'bad']);
+    expect(delivered).toBe(1);
+    expect(ends).toEqual([{ outcome: 'upstream_failed', code: 'upstream_error' }]);
+    expect(seen.cancelled).toBe(true);
+    expect(aborted).toBe(true);
+  });
+
+  it('a format without items: a whole batch goes out as one chunk of its items joined, then done', async () => {
+    const format: StreamFormat<string> = {
+      item: (value) => (value === 'skip' ? undefined : encoder.encode(`<${value}>`)),
+      done: () => encoder.encode('<done>'),
+      errorEvent: (code) => encoder.encode(`<error ${code}>`),
+    };
+    const { batches, seen } = oneBatch(['a', 'skip', 'b', 'c']);
+    const { chunks, ends, aborted } = await run(batches, format);
+    expect(chunks).toEqual(['<a><b><c>', '<done>']);
+    expect(ends).toEqual([{ outcome: 'done' }]);
+    expect(seen.cancelled).toBe(false);
+    expect(aborted).toBe(false);
+  });
+
+  it('chatSseFormat (with items): a batch with a chunk that throws sends none of it, only the error event, and none of it counts as delivered', async () => {
+    const content = (text: string): ChatCompletionChunk => ({
+      id: 'up-1',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'up-model',
+      choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+    });
+    // A choice that is null: no provider should send it, and the format throws on it.
+    const broken = { ...content('x'), choices: [null] } as unknown as ChatCompletionChunk;
+    const format = chatSseFormat({ id: 'chatcmpl-ours', model: 'fast', includeUsage: false, obfuscate: () => 'x'.repeat(16), now: () => 0 });
+    const { chunks, ends } = await run(oneBatch([content('Hi'), content(' you'), broken, content('!')]).batches, format);
+    expect(chunks).toEqual([new TextDecoder().decode(format.errorEvent!('upstream_error'))]);
+    expect(ends).toEqual([{ outcome: 'upstream_failed', code: 'upstream_error' }]);
+    expect(format.delivered).toBe('');
   });
 });
 
