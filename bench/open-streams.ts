@@ -13,6 +13,8 @@
  * `BENCH_NODE_ARGS` adds node flags (e.g. `--max-semi-space-size=2`) before the script.
  * `BENCH_HEAP_SNAPSHOT=1` also writes heap snapshots of the server, idle and while every stream is
  * open (to `bench-heap/` at the root; `--heapsnapshot-signal`), which stall it for their seconds.
+ * `BENCH_ECHO_STDERR=1` passes the server's stderr through (e.g. what a `--import` module of
+ * `BENCH_NODE_ARGS` prints about its memory).
  *
  * Run: `npx tsx bench/open-streams.ts`.
  */
@@ -85,7 +87,10 @@ const server = spawn(process.execPath, nodeArgs, {
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let stderr = '';
-server.stderr!.on('data', (data) => (stderr += data));
+server.stderr!.on('data', (data) => {
+  stderr += data;
+  if (process.env.BENCH_ECHO_STDERR) process.stderr.write(data);
+});
 const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
 // The request log (a JSON line per request) is read and dropped, as a log shipper would take it.
 const gateway = await new Promise<URL>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { type ChatCompletionChunk, errorRecord, type Usage } from '@tollgate/core';
+import { CHUNK_JSON, type ChatCompletionChunk, errorRecord, type Usage, type WithChunkJson } from '@tollgate/core';
 import { SSE_DONE, SSE_KEEPALIVE, sseData, sseError } from '@tollgate/sse';
 import type { DeliveringFormat } from './metered-stream';
 import { readUsage } from './read-usage';
@@ -44,24 +44,39 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   let usage: Usage | undefined;
   let created: number | undefined;
   let delivered = '';
+  // What every spliced event begins with, up to its `created` value, and from after it to its first upstream field.
+  const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":`;
+  const modelField = `,"model":${JSON.stringify(model)},`;
   /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
   const event = (chunk: ChatCompletionChunk): string | undefined => {
     created ??= chunk.created;
     if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
     if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined;
+    // The upstream's own text is spliced only where no choice needs a change.
+    let untouched = true;
     for (const choice of chunk.choices) {
-      choice.delta ??= {};
+      if (choice.delta == null) {
+        choice.delta = {};
+        untouched = false;
+      }
       const delta = choice.delta;
       // Some compatible servers send "" until the end; the spec's value there is null.
       const reason: unknown = choice.finish_reason;
-      if (reason === '') choice.finish_reason = null;
+      if (reason === '') {
+        choice.finish_reason = null;
+        untouched = false;
+      }
       if (typeof delta.content === 'string') delivered += delta.content;
       if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
     }
+    const obfuscation = obfuscate();
+    const text = untouched ? (chunk as WithChunkJson)[CHUNK_JSON] : undefined;
+    const middle = text === undefined ? undefined : upstreamFields(text, chunk);
+    if (middle !== undefined) return sseData(`${head}${chunk.created}${modelField}${middle},"obfuscation":${JSON.stringify(obfuscation)}}`);
     chunk.id = id;
     chunk.model = model;
     chunk.usage = undefined;
-    chunk.obfuscation = obfuscate();
+    chunk.obfuscation = obfuscation;
     return sseData(JSON.stringify(chunk));
   };
   return {
@@ -78,12 +93,12 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
     },
     items(chunks) {
       let text = '';
-      const before = delivered;
+      const before = { delivered, usage, created };
       try {
         for (const chunk of chunks) text += event(chunk) ?? '';
       } catch (error) {
-        // The batch is not sent: none of it counts as delivered.
-        delivered = before;
+        // The batch is not sent: none of it counts, neither its text nor the usage it carried.
+        ({ delivered, usage, created } = before);
         throw error;
       }
       return text === '' ? undefined : encoder.encode(text);
@@ -105,4 +120,34 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
     },
     errorEvent: (code) => encoder.encode(sseError(errorRecord(code))),
   };
+}
+
+const SPLICED_OBJECT = '"chat.completion.chunk"';
+const NULL_USAGE = ',"usage":null';
+
+/**
+ * The members of a chunk's upstream JSON `text` between its `model` and its end, when the text has
+ * the shape OpenAI sends — `{"id":…,"object":"chat.completion.chunk","created":…,"model":…,` first,
+ * then the other members, then `"usage":null` and `"obfuscation":…` (each if present) last, with
+ * no whitespace — and says exactly what `chunk` holds; undefined otherwise (the chunk is then
+ * serialised). Each part is matched as the text of the parsed value, so a value that JSON would
+ * escape never matches; a suffix ending in the one closing brace is a member of the top-level object.
+ */
+export function upstreamFields(text: string, chunk: ChatCompletionChunk): string | undefined {
+  const { id, model, created, obfuscation } = chunk;
+  if (typeof id !== 'string' || typeof model !== 'string' || typeof created !== 'number' || chunk.object !== 'chat.completion.chunk') return undefined;
+  const prefix = `{"id":"${id}","object":${SPLICED_OBJECT},"created":${created},"model":"${model}",`;
+  if (!text.startsWith(prefix) || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
+  const start = prefix.length;
+  let end = text.length - 1;
+  if (typeof obfuscation === 'string') {
+    const member = `,"obfuscation":"${obfuscation}"`;
+    if (!text.endsWith(member, end)) return undefined;
+    end -= member.length;
+  } else if (obfuscation !== undefined) return undefined;
+  if (chunk.usage === null) {
+    if (!text.endsWith(NULL_USAGE, end)) return undefined;
+    end -= NULL_USAGE.length;
+  } else if (chunk.usage !== undefined) return undefined;
+  return end > start ? text.slice(start, end) : undefined;
 }

@@ -46,18 +46,19 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
   let partial: string[] = [];
   // A CR ended the previous chunk: an LF opening the next one belongs to the same line end.
   let pendingCR = false;
-  let data: string[] = [];
+  // The event's data: its one line (most events have one), or its lines joined so far.
+  let data: string | undefined;
   let event: string | undefined;
   let id: string | undefined;
 
   function dispatch(): void {
-    if (data.length > 0) {
-      const out: SseEvent = { data: data.join('\n') };
+    if (data !== undefined) {
+      const out: SseEvent = { data };
       if (event !== undefined) out.event = event;
       if (id !== undefined) out.id = id;
       onEvent(out);
     }
-    data = [];
+    data = undefined;
     event = undefined;
     id = undefined;
   }
@@ -72,7 +73,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
     const field = colon === -1 ? text : text.slice(0, colon);
     let value = colon === -1 ? '' : text.slice(colon + 1);
     if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
-    if (field === 'data') data.push(value);
+    if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
     else if (field === 'event') event = value;
     else if (field === 'id' && !value.includes('\0')) id = value;
     // `retry` and unknown fields are ignored, as the standard says.

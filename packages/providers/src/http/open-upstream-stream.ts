@@ -213,6 +213,8 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
   }
 
   async cancel(): Promise<void> {
+    // An error not thrown yet is dropped with the rest: every later read answers the end.
+    if (!this.#failure?.thrown) this.#failure = undefined;
     this.#closed = true;
     await this.#end(true);
   }

@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk } from '@tollgate/core';
+import { CHUNK_JSON, type ChatCompletionChunk } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '../provider';
 import { mapOpenAIError } from './map-openai-error';
 import { isOpenAIChatChunk } from './openai-api';
@@ -39,6 +39,9 @@ function openaiChatSteps(): SseSteps<ChatCompletionChunk, ClosingChunkSink<ChatC
       if (event.event === 'error' || 'error' in parsed) return sink.error(mapOpenAIError(undefined, parsed));
       // A chunk Tollgate cannot read (choices not a list, usage not counts) is a broken stream.
       if (!isOpenAIChatChunk(parsed)) return sink.error(broken());
+      // The text it came as (not enumerable: the chunk compares and copies as before): the gateway
+      // splices its own fields into it rather than serialise the chunk again.
+      Object.defineProperty(parsed, CHUNK_JSON, { value: data });
       sink.enqueue(parsed);
     },
     // A body that ends without `[DONE]` is a broken stream.

@@ -1,0 +1,94 @@
+import { CHUNK_JSON, type ChatCompletionChunk } from '@tollgate/core';
+import { describe, expect, it } from 'vitest';
+import { chatSseFormat, upstreamFields } from './chat-sse-format';
+
+/** A chunk as the OpenAI adapter hands it on: parsed from `text`, which it keeps (not enumerable). */
+const parsed = (text: string): ChatCompletionChunk => {
+  const chunk = JSON.parse(text) as ChatCompletionChunk;
+  Object.defineProperty(chunk, CHUNK_JSON, { value: text });
+  return chunk;
+};
+
+let counter = 0;
+const format = () => chatSseFormat({ id: 'chatcmpl-ours', model: 'fast "one"', includeUsage: false, obfuscate: () => `pad${++counter}`, now: () => 0 });
+const decoder = new TextDecoder();
+/** The JSON of the one event in `bytes`. */
+const eventOf = (bytes: Uint8Array | undefined): unknown => {
+  const text = decoder.decode(bytes);
+  expect(text.startsWith('data: ') && text.endsWith('\n\n')).toBe(true);
+  return JSON.parse(text.slice(6, -2));
+};
+
+/** What the client gets for `text`, spliced (the adapter kept the text) and serialised (it did not), with the same obfuscation. */
+const both = (text: string) => {
+  counter = 0;
+  const spliced = eventOf(format().item(parsed(text)));
+  counter = 0;
+  const serialised = eventOf(format().item(JSON.parse(text) as ChatCompletionChunk));
+  return { spliced, serialised };
+};
+
+const openai = (middle: string, tail = '') =>
+  `{"id":"chatcmpl-up","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini",${middle}${tail}}`;
+const CHOICE = '"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hi \\"there\\" \\u00e9"},"logprobs":null,"finish_reason":null}]';
+
+describe('chatSseFormat splices the upstream text', () => {
+  it.each([
+    ['no usage, no obfuscation', openai(CHOICE)],
+    ['usage null', openai(CHOICE, ',"usage":null')],
+    ['the upstream’s obfuscation', openai(CHOICE, ',"obfuscation":"abc"')],
+    ['usage null and obfuscation', openai(CHOICE, ',"usage":null,"obfuscation":"abc"')],
+    [
+      'tool calls',
+      openai(
+        '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\\"a\\":1}"}}]},"finish_reason":null}]',
+      ),
+    ],
+    ['an obfuscation member inside a choice only', openai('"choices":[{"index":0,"delta":{"content":"x","obfuscation":"inner"},"finish_reason":null}]')],
+  ])('%s: the same event as serialising the chunk', (_name, text) => {
+    const { spliced, serialised } = both(text);
+    expect(spliced).toEqual(serialised);
+    expect(spliced).toMatchObject({ id: 'chatcmpl-ours', model: 'fast "one"', obfuscation: 'pad1' });
+    expect(upstreamFields(text, JSON.parse(text) as ChatCompletionChunk)).toBeDefined();
+  });
+
+  it.each([
+    ['whitespace', openai(CHOICE).replace('"created":', '"created": ')],
+    ['another member order', `{"object":"chat.completion.chunk","id":"chatcmpl-up","created":1,"model":"m",${CHOICE}}`],
+    ['an id JSON escapes', openai(CHOICE).replace('chatcmpl-up', 'chatcmpl-\\u0041')],
+    ['a model JSON escapes', openai(CHOICE).replace('gpt-4o-mini', 'gpt\\"4')],
+    ['a created that is no plain integer', openai(CHOICE).replace('1700000000', '1.7e9')],
+    ['usage with counts', openai(CHOICE, ',"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}')],
+    ['usage null written elsewhere', openai(`"usage":null,${CHOICE}`)],
+    ['an obfuscation that JSON escapes', openai(CHOICE, ',"obfuscation":"a\\"b"')],
+  ])('%s: not spliced, serialised as before', (_name, text) => {
+    expect(upstreamFields(text, JSON.parse(text) as ChatCompletionChunk)).toBeUndefined();
+    const { spliced, serialised } = both(text);
+    expect(spliced).toEqual(serialised);
+    expect(spliced).not.toHaveProperty('usage');
+  });
+
+  it('a choice the format changes (finish_reason "", no delta) is serialised with the change', () => {
+    const text = openai('"choices":[{"index":0,"finish_reason":""}]');
+    counter = 0;
+    expect(eventOf(format().item(parsed(text)))).toEqual({
+      id: 'chatcmpl-ours',
+      object: 'chat.completion.chunk',
+      created: 1700000000,
+      model: 'fast "one"',
+      choices: [{ index: 0, delta: {}, finish_reason: null }],
+      obfuscation: 'pad1',
+    });
+  });
+
+  it('counts what it delivers either way, and drops the upstream’s usage null', () => {
+    const spliced = format();
+    spliced.item(parsed(openai(CHOICE, ',"usage":null')));
+    expect(spliced.delivered).toBe('Hi "there" é');
+    counter = 0;
+    const text = decoder.decode(format().item(parsed(openai(CHOICE, ',"usage":null'))));
+    expect(text).not.toContain('usage');
+    expect(text).not.toContain('chatcmpl-up');
+    expect(text).not.toContain('gpt-4o-mini');
+  });
+});
