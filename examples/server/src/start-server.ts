@@ -144,6 +144,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       // The operator's API (docs/admin-api.md), only with a token: without one, /admin/* is a 404.
       const adminApi = createAdminApi({
         store,
+        // Its revokes and account changes reach this gateway's key cache at once (keyCacheMs).
+        gateway,
         token: config.adminToken,
         ...(webhooks ? { onEvent: webhooks.send } : {}),
         onError: (error) => log({ level: 'error', msg: 'admin request failed', error: error instanceof Error ? error.message : String(error) }),

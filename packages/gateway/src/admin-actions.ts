@@ -13,6 +13,7 @@ import {
   type Store,
   type UsageRow,
 } from '@tollgate/billing';
+import type { Gateway } from './create-gateway';
 import { type EventHook, emitEvent, keyRevokedEvent } from './events';
 
 /**
@@ -99,13 +100,20 @@ export const MAX_NOTE = 500;
 export interface AdminActionsOptions {
   /** Told `key.revoked` when a live key is revoked (not on a repeat); never awaited, a throw is ignored. */
   onEvent?: EventHook;
+  /**
+   * The gateway serving this store in this process: revoking a key, or setting an account's state or
+   * plan, drops the key or the account's keys from its key cache before the action answers, so its
+   * next request there sees the change. Without it, and on every other instance, the change is seen
+   * within the gateways' `keyCacheMs` (docs/architecture.md, Key cache).
+   */
+  gateway?: Pick<Gateway, 'forgetKey' | 'forgetAccount'>;
 }
 
 /**
  * The actions over a store.
  *
  * @example
- * const actions = createAdminActions(store);
+ * const actions = createAdminActions(store, { gateway }); // gateway: the createGateway() serving `store`
  * const created = await actions.createKey(accountId, 'laptop');
  * if (created.ok) console.log(created.value.secret); // shown once
  */
@@ -128,6 +136,19 @@ export function createAdminActions(store: Store, options: AdminActionsOptions = 
     } catch (error) {
       if ((await store.getKey(keyId)) === undefined) return noKey(keyId);
       throw error;
+    }
+  };
+  /**
+   * Runs a write that changes what requests of a key or an account see, then drops what the gateway
+   * cached of it, before the action answers; also when the write threw, since it may have landed.
+   */
+  const changing = async <T>(change: { keyId: string } | { accountId: string }, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } finally {
+      const { gateway } = options;
+      if (gateway && 'keyId' in change) gateway.forgetKey(change.keyId);
+      else if (gateway && 'accountId' in change) gateway.forgetAccount(change.accountId);
     }
   };
   const keyNow = async (keyId: string): Promise<KeyInfo> => {
@@ -153,11 +174,11 @@ export function createAdminActions(store: Store, options: AdminActionsOptions = 
     },
     async setPlan(accountId, plan) {
       if (!isPlan(plan)) return invalid('plan', `plan must be one of ${PLAN_NAMES.join(', ')}.`);
-      return onAccount(accountId, async () => ({ ok: true, value: await store.setPlan(accountId, plan) }));
+      return onAccount(accountId, async () => ({ ok: true, value: await changing({ accountId }, () => store.setPlan(accountId, plan)) }));
     },
     async setAccountState(accountId, state) {
       if (!isAccountState(state)) return invalid('state', `state must be one of ${ACCOUNT_STATES.join(', ')}.`);
-      return onAccount(accountId, async () => ({ ok: true, value: await store.setAccountState(accountId, state) }));
+      return onAccount(accountId, async () => ({ ok: true, value: await changing({ accountId }, () => store.setAccountState(accountId, state)) }));
     },
     async createKey(accountId, name) {
       const checked = checkName(name);
@@ -179,7 +200,7 @@ export function createAdminActions(store: Store, options: AdminActionsOptions = 
       return onKey(keyId, async () => {
         // Live before, revoked now: `key.revoked` (two revokes racing may both report it, with one id).
         const wasLive = onEvent !== undefined && (await store.getKey(keyId))?.revokedAt === undefined;
-        await store.revokeKey(keyId);
+        await changing({ keyId }, () => store.revokeKey(keyId));
         const key = await keyNow(keyId);
         if (wasLive && key.revokedAt !== undefined) emitEvent(onEvent, keyRevokedEvent({ ...key, revokedAt: key.revokedAt }));
         return key;

@@ -1,6 +1,6 @@
 import { MAX_PAGE_LIMIT, type Store } from '@tollgate/billing';
 import { parseJsonStrict, readBody } from '@tollgate/validator';
-import { type AdminRefusal, type AdminResult, createAdminActions } from './admin-actions';
+import { type AdminActionsOptions, type AdminRefusal, type AdminResult, createAdminActions } from './admin-actions';
 import type { EventHook } from './events';
 import { accountJson, balanceJson, entryJson, keyJson, parseUsageQuery, usageJson } from './admin-wire';
 
@@ -16,6 +16,12 @@ export interface AdminApiOptions {
   onError?: (error: unknown) => void;
   /** Told `key.revoked` when a call revokes a live key (docs/events.md); never awaited. */
   onEvent?: EventHook;
+  /**
+   * The gateway serving this store in this process: a key revoked, or an account's state or plan
+   * set, through this API is dropped from its key cache before the reply, so its next request there
+   * sees the change; without it, within `keyCacheMs` (docs/architecture.md, Key cache).
+   */
+  gateway?: AdminActionsOptions['gateway'];
 }
 
 /** The admin API: a bound web-standard `fetch` handler. */
@@ -78,7 +84,7 @@ type Methods = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Route
  * server, on a port the public cannot reach.
  *
  * @example
- * const admin = createAdminApi({ store, token: process.env.TOLLGATE_ADMIN_TOKEN });
+ * const admin = createAdminApi({ store, gateway, token: process.env.TOLLGATE_ADMIN_TOKEN });
  * const reply = await admin.fetch(new Request('http://admin/admin/v1/accounts', {
  *   method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ plan: 'plus' }),
  * }));
@@ -86,7 +92,10 @@ type Methods = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', Route
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   if (typeof options.token !== 'string' || options.token.length < 16) throw new Error('the admin token must be a string of at least 16 characters');
   const now = options.now ?? Date.now;
-  const actions = createAdminActions(options.store, options.onEvent ? { onEvent: options.onEvent } : {});
+  const actions = createAdminActions(options.store, {
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.gateway ? { gateway: options.gateway } : {}),
+  });
   const expected = digest(options.token);
 
   const page = (params: URLSearchParams): AdminResult<{ limit?: number; cursor?: string }> => {

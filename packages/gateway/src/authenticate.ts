@@ -1,6 +1,7 @@
 import { GatewayError, type AccountState, type ErrorCode } from '@tollgate/core';
 import { hashKey, isServiceKey, type Store } from '@tollgate/billing';
 import type { AppPrincipal, Principal } from './gateway-options';
+import type { KeyCache } from './key-cache';
 
 const STATE_CODES: Record<Exclude<AccountState, 'active'>, ErrorCode> = {
   disabled: 'account_disabled',
@@ -12,12 +13,17 @@ const STATE_CODES: Record<Exclude<AccountState, 'active'>, ErrorCode> = {
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: GatewayError };
 
 /**
- * Authenticates a request per spec Authentication 1–5. No cache: a revoked key or a changed
- * account state takes effect at the very next request, on every instance.
+ * Authenticates a request per spec Authentication 1–5. Keys are found through the gateway's key
+ * cache (key-cache.ts): a key verified less than `keyCacheMs` ago is not asked of the store again,
+ * and its account's state is checked on the cached record as on a fresh one. A change made through
+ * this gateway's admin actions drops the cached key at once; any other change (another instance,
+ * the CLI, the store written directly) is seen within `keyCacheMs` (docs/architecture.md, Key cache).
+ * App users (non-`sk_` tokens) are never cached: their account is read on every request.
  */
 export async function authenticate(
   request: Request,
   store: Store,
+  keys: Pick<KeyCache, 'find'>,
   appAuthenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>,
   hash: (key: string) => string | Promise<string> = hashKey,
 ): Promise<AuthResult> {
@@ -28,7 +34,9 @@ export async function authenticate(
   if (token.startsWith('sk_')) {
     if (!isServiceKey(token)) return fail('invalid_api_key');
     const digest = hash(token);
-    const found = await store.findKey(typeof digest === 'string' ? digest : await digest);
+    const looked = keys.find(typeof digest === 'string' ? digest : await digest);
+    // A cache hit is a record, not a promise: no await (and no extra turn) on the hot path.
+    const found = looked !== undefined && 'then' in looked ? await looked : looked;
     if (!found) return fail('invalid_api_key');
     return withState({ account: found.account, funding: 'credits', keyId: found.id, app: false });
   }

@@ -15,6 +15,7 @@ import { fetchHandler } from './handle-fetch';
 import { handleImages } from './handle-images';
 import { handleResponses } from './handle-responses';
 import { handleSearch } from './handle-search';
+import { createKeyCache } from './key-cache';
 import { createModelCatalogue } from './model-catalogue';
 import { createReplies, errorCodeOf } from './reply';
 import type { Handler, HandlerReply, Runtime } from './runtime';
@@ -27,6 +28,14 @@ export interface Gateway {
   readonly active: number;
   /** Resolves when no request is active (for graceful shutdown). */
   idle(): Promise<void>;
+  /**
+   * Drops a key from the verified-key cache (`keyCacheMs`), so its next request asks the store. The
+   * admin actions given this gateway (`createAdminActions(store, { gateway })`) call it themselves;
+   * call it after revoking a key through the store directly, in this process.
+   */
+  forgetKey(keyId: string): void;
+  /** Drops every cached key of an account (its state or plan changed), so their next requests ask the store. */
+  forgetAccount(accountId: string): void;
 }
 
 interface Route {
@@ -76,6 +85,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   const now = options.now ?? Date.now;
   const timers = options.timers ?? systemTimers;
+  const keys = createKeyCache(options.store, { keyCacheMs: options.keyCacheMs, now });
   const holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   const idleTimeoutMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
   const headersTimeoutMs = positive('upstreamHeadersTimeoutMs', options.upstreamHeadersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS);
@@ -145,7 +155,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (!route) return replies.plain(404, 'Not Found');
     if (request.method !== route.method) return replies.plain(405, 'Method Not Allowed');
 
-    const auth = await authenticate(request, runtime.store, options.authenticate, options.hashKey);
+    const auth = await authenticate(request, runtime.store, keys, options.authenticate, options.hashKey);
     if (!auth.ok) return replies.error(auth.error);
     const { principal } = auth;
     log.accountId = principal.account.id;
@@ -236,6 +246,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       return active;
     },
     idle: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+    forgetKey: keys.forgetKey,
+    forgetAccount: keys.forgetAccount,
   };
 }
 

@@ -87,6 +87,15 @@ export interface GatewayOptions {
    * on every request: `nodeHashKey` of `@tollgate/node` (node:crypto, also on Bun and Deno).
    */
   hashKey?: (key: string) => string | Promise<string>;
+  /**
+   * How long a verified key is trusted without asking the store (default 1000 ms; 0: every request
+   * asks, as `store.findKey` on every request). A key revoked, or an account disabled, deleted or
+   * re-planned, through the admin actions or admin API given this gateway (`gateway` option) takes
+   * effect at its next request here; done anywhere else (another instance, the CLI, the store
+   * directly) it takes effect within this long. Unknown keys are never cached. A non-negative whole
+   * number of milliseconds (docs/architecture.md, Key cache).
+   */
+  keyCacheMs?: number;
   /** Admits the embedding app's own signed-in users (tokens that are not `sk_` keys). */
   authenticate?: (token: string, request: Request) => Promise<AppPrincipal | undefined>;
   /** Page fetch for `POST /v1/fetch`; without it the path is not served (plain-text 404). */

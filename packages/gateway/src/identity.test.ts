@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode, type Funding } from '@tollgate/core';
+import { createAdminActions } from './admin-actions';
 import type { AppPrincipal } from './gateway-options';
-import { chatBody, setup, type SetupOptions } from '../test/test-harness';
+import { chatBody, setup, type SetupOptions, type TestGateway } from '../test/test-harness';
 
 /** Asserts a refusal before billing: status, exact error record, version, and no request id or funding. */
 async function expectRefusal(response: Response, code: ErrorCode): Promise<void> {
@@ -17,6 +18,12 @@ async function expectRefusal(response: Response, code: ErrorCode): Promise<void>
 
 /** The stores' digest of a key, computed synchronously (as `nodeHashKey` of `@tollgate/node` does). */
 const hashKey = { sync: (key: string) => createHash('sha256').update(key).digest('hex') };
+
+/**
+ * The operator's actions on the test gateway's store, given the gateway: a revoke or an account
+ * change reaches its key cache at once (key-cache.test.ts covers changes made around it).
+ */
+const adminOf = (t: TestGateway) => createAdminActions(t.store, { gateway: t.gateway });
 
 /** A well-formed service key that no account holds. */
 const UNKNOWN_KEY = `sk_svc_${'A1b2C3d4E5'.repeat(4)}xyz`;
@@ -118,7 +125,7 @@ describe('401: keys and tokens (spec Authentication 3-4)', () => {
     const other = await t.store.createKey(t.accountId, 'other');
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
     expect((await t.get('/v1/models')).status).toBe(200);
-    await t.store.revokeKey(t.keyId);
+    await adminOf(t).revokeKey(t.keyId);
     await expectRefusal(await t.post('/v1/chat/completions', chatBody()), 'invalid_api_key');
     await expectRefusal(await t.get('/v1/models'), 'invalid_api_key');
     expect((await t.post('/v1/chat/completions', chatBody(), { authorization: `Bearer ${other.key}` })).status).toBe(200);
@@ -144,21 +151,21 @@ describe('403: account states, plans and characters', () => {
   ] as const) {
     it(`refuses a ${state} account with ${code} on chat and on GET /v1/models, for keys and app users`, async () => {
       const t = await appSetup();
-      await t.store.setAccountState(t.accountId, state);
+      await adminOf(t).setAccountState(t.accountId, state);
       await expectRefusal(await t.post('/v1/chat/completions', chatBody()), code);
       await expectRefusal(await t.get('/v1/models'), code);
       await expectRefusal(await t.asApp('app-included', chatBody()), code);
       expect(t.fake.requests).toHaveLength(0);
-      await t.store.setAccountState(t.accountId, 'active');
+      await adminOf(t).setAccountState(t.accountId, 'active');
       expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
     });
   }
 
   it("does not count refused 403s against the plan's requests a minute", async () => {
     const t = await setup();
-    await t.store.setAccountState(t.accountId, 'disabled');
+    await adminOf(t).setAccountState(t.accountId, 'disabled');
     for (let i = 0; i < 10; i++) await expectRefusal(await t.post('/v1/chat/completions', chatBody()), 'account_disabled');
-    await t.store.setAccountState(t.accountId, 'active');
+    await adminOf(t).setAccountState(t.accountId, 'active');
     for (let i = 0; i < 7; i++) expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(200);
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(429);
   });
@@ -170,7 +177,7 @@ describe('403: account states, plans and characters', () => {
     expect(ERROR_CATALOGUE.model_requires_plan.type).toBe('plan');
     expect(await t.balance()).toEqual(before);
     expect(t.fake.requests).toHaveLength(0);
-    await t.store.setPlan(t.accountId, 'plus');
+    await adminOf(t).setPlan(t.accountId, 'plus');
     const admitted = await t.post('/v1/chat/completions', chatBody({ model: 'smart' }));
     expect(admitted.status).toBe(200);
     expect(t.fake.requests[0]?.body.model).toBe('gpt-4o');
