@@ -3,14 +3,18 @@ import { join } from 'node:path';
 import type { Store } from '@tollgate/billing';
 import { memoryLimiter, type LimiterStore } from '@tollgate/limiter';
 import { sqliteStore } from '@tollgate/store-sqlite';
-import { postgresStore } from '@tollgate/store-postgres';
-import { redisLimiter } from '@tollgate/store-redis';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { ServerConfig } from './config';
 
+// PostgreSQL's and Redis's clients load only when configured: ioredis alone is some 25 MB of RSS
+// at load, which a server on its embedded defaults (SQLite, memory limiter) never uses.
+
 /** The store the configuration names: PostgreSQL with DATABASE_URL, else SQLite under the data dir. */
-export function openStore(config: ServerConfig): Store & { close(): Promise<void> } {
-  if (config.databaseUrl) return postgresStore(config.databaseUrl);
+export async function openStore(config: ServerConfig): Promise<Store & { close(): Promise<void> }> {
+  if (config.databaseUrl) {
+    const { postgresStore } = await import('@tollgate/store-postgres');
+    return postgresStore(config.databaseUrl);
+  }
   mkdirSync(config.dataDir, { recursive: true });
   return sqliteStore(join(config.dataDir, 'tollgate.db'));
 }
@@ -24,8 +28,9 @@ export function openStore(config: ServerConfig): Store & { close(): Promise<void
 const REDIS_OPTIONS: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 };
 
 /** The limiter store: Redis with REDIS_URL (shared by instances), else in memory. */
-export function openLimiter(config: ServerConfig): LimiterStore {
+export async function openLimiter(config: ServerConfig): Promise<LimiterStore> {
   if (!config.redisUrl) return memoryLimiter();
+  const [{ Redis }, { redisLimiter }] = await Promise.all([import('ioredis'), import('@tollgate/store-redis')]);
   const redis = new Redis(config.redisUrl, REDIS_OPTIONS);
   // Failures surface per request as 503 service_unavailable; no crash, no log flood.
   redis.on('error', () => {});
