@@ -41,6 +41,33 @@ const chat = (server: RunningServer, body: Record<string, unknown>, key = server
     body: JSON.stringify({ messages: [{ role: 'user', content: 'Hello' }], ...body }),
   });
 
+describe('TOLLGATE_KEY_CACHE_MS', () => {
+  /** Revokes the demo key on the store itself, as the CLI (another process) does: the server's admin path is not told. */
+  const revokeBehindTheServer = async (server: RunningServer) => {
+    const found = await server.store.findKey(createHash('sha256').update(server.demoKey!).digest('hex'));
+    await server.store.revokeKey(found!.id);
+  };
+  const ask = (server: RunningServer) => chat(server, { model: 'sim-fast', max_tokens: 5 });
+
+  it('0: a key revoked behind the server stops at the very next request', async () => {
+    const server = await start({ TOLLGATE_KEY_CACHE_MS: '0' });
+    expect((await ask(server)).status).toBe(200);
+    await revokeBehindTheServer(server);
+    expect((await ask(server)).status).toBe(401);
+  });
+
+  it('a key revoked behind the server stops within the setting, not at once', async () => {
+    const server = await start({ TOLLGATE_KEY_CACHE_MS: '300' });
+    expect((await ask(server)).status).toBe(200);
+    await revokeBehindTheServer(server);
+    expect((await ask(server)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    const refused = await ask(server);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
+  });
+});
+
 describe('admin port', () => {
   it('serves /health with the version, requests in flight and the simulator flag', async () => {
     const server = await start({ ADMIN_PORT: String(await freePort()) });

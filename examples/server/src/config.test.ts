@@ -18,6 +18,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TOLLGATE_UPSTREAM_MAX_SOCKETS: '0' })).toThrow(/TOLLGATE_UPSTREAM_MAX_SOCKETS must be a whole number from 1 to 65535/);
   });
 
+  it('takes the key cache from TOLLGATE_KEY_CACHE_MS, 0 to 60,000 ms, unset by default', () => {
+    expect(loadConfig({}).keyCacheMs).toBeUndefined();
+    expect(loadConfig({ TOLLGATE_KEY_CACHE_MS: '0' }).keyCacheMs).toBe(0);
+    expect(loadConfig({ TOLLGATE_KEY_CACHE_MS: '5000' }).keyCacheMs).toBe(5_000);
+    expect(() => loadConfig({ TOLLGATE_KEY_CACHE_MS: '60001' })).toThrow(/TOLLGATE_KEY_CACHE_MS must be a whole number from 0 to 60000/);
+    expect(() => loadConfig({ TOLLGATE_KEY_CACHE_MS: '-1' })).toThrow(/TOLLGATE_KEY_CACHE_MS must be a whole number/);
+  });
+
   it('treats a variable set to the empty string as unset', () => {
     const config = loadConfig({ PORT: '', TOLLGATE_MAX_IN_FLIGHT: '', TOLLGATE_SEARCH_FETCH_PER_MINUTE: '', DATABASE_URL: '' });
     expect(config.port).toBe(8080);

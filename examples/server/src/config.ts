@@ -33,6 +33,8 @@ export interface ServerConfig {
   shutdownGraceSeconds: number;
   /** How long a hold and an in-flight slot outlive a crashed instance (gateway default 15 minutes). */
   holdTtlMs?: number;
+  /** How long a verified key is trusted without asking the store (gateway default 1 s; 0: no cache). */
+  keyCacheMs?: number;
   /** How long an upstream may take to answer (gateway default 5 minutes). */
   upstreamHeadersTimeoutMs?: number;
   /** How long a whole reply's body may take after its headers (gateway default 5 minutes). */
@@ -77,6 +79,7 @@ const FILE_KEYS = new Set([
   'onLimiterError',
   'shutdownGraceSeconds',
   'holdTtlMs',
+  'keyCacheMs',
   'lowBalanceMicros',
   ...Object.keys(DEADLINES),
 ]);
@@ -128,6 +131,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   // At least a second: the gateway renews live holds' slots every third of it.
   const holdTtl = pick('TOLLGATE_HOLD_TTL_MS', 'holdTtlMs');
   if (holdTtl !== undefined && holdTtl !== '') config.holdTtlMs = integer(holdTtl, 'TOLLGATE_HOLD_TTL_MS', 0, 1_000, 86_400_000);
+  const keyCache = pick('TOLLGATE_KEY_CACHE_MS', 'keyCacheMs');
+  if (keyCache !== undefined && keyCache !== '') config.keyCacheMs = integer(keyCache, 'TOLLGATE_KEY_CACHE_MS', 0, 0, 60_000);
   // Unset: the gateway's defaults. Short values serve tests and the reliability suite (reliability/).
   const deadline = (key: keyof typeof DEADLINES) => {
     const value = pick(DEADLINES[key], key);

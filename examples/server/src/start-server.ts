@@ -89,6 +89,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       ...(config.sharedSearchFetchPerMinute !== undefined ? { sharedSearchFetchPerMinute: config.sharedSearchFetchPerMinute } : {}),
       ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
       ...(config.holdTtlMs !== undefined ? { holdTtlMs: config.holdTtlMs } : {}),
+      ...(config.keyCacheMs !== undefined ? { keyCacheMs: config.keyCacheMs } : {}),
       ...(config.upstreamHeadersTimeoutMs !== undefined ? { upstreamHeadersTimeoutMs: config.upstreamHeadersTimeoutMs } : {}),
       ...(config.upstreamBodyTimeoutMs !== undefined ? { upstreamBodyTimeoutMs: config.upstreamBodyTimeoutMs } : {}),
       ...(config.streamIdleTimeoutMs !== undefined ? { streamIdleTimeoutMs: config.streamIdleTimeoutMs } : {}),
