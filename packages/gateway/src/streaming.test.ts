@@ -527,18 +527,8 @@ describe('createChatStream over an upstream that reports no usage', () => {
       upstream: { batches: batchesOfReader(source.getReader()) },
       format,
       abort: new AbortController(),
-      signal: new AbortController().signal,
-      releaseSlot: () => undefined,
       settle: async (end) => void ends.push({ ...end, usage: format.usage, deliveredText: format.delivered }),
-      report: (error) => {
-        throw error;
-      },
-      keepaliveMs: 25_000,
-      idleTimeoutMs: 60_000,
-      headersTimeoutMs: 60_000,
-      startedAt: clock.now(),
-      timers: time.timers,
-      now: clock.now,
+      ...steadyStream(clock, time),
     });
     const { data } = parseEvents(await new Response(body).text());
     await flush();
@@ -658,6 +648,23 @@ describe('an upstream read whose batch the format fails on', () => {
   });
 });
 
+/** What createMeteredStream takes besides its upstream, format and settlement, for a client that stays and deadlines far off (on a manual clock). */
+function steadyStream(clock: ReturnType<typeof manualClock>, time: ManualTimers) {
+  return {
+    signal: new AbortController().signal,
+    releaseSlot: () => undefined,
+    report: (error: unknown) => {
+      throw error;
+    },
+    keepaliveMs: 25_000,
+    idleTimeoutMs: 60_000,
+    headersTimeoutMs: 60_000,
+    startedAt: clock.now(),
+    timers: time.timers,
+    now: clock.now,
+  };
+}
+
 describe('createMeteredStream over a batch of several items', () => {
   const encoder = new TextEncoder();
   /** One batch of the given items, then the end; records cancels. */
@@ -682,19 +689,9 @@ describe('createMeteredStream over a batch of several items', () => {
       upstream: { batches },
       format,
       abort,
-      signal: new AbortController().signal,
-      releaseSlot: () => undefined,
       settle: async (end) => void ends.push(end),
-      report: (error) => {
-        throw error;
-      },
       onDelivered: () => void delivered++,
-      keepaliveMs: 25_000,
-      idleTimeoutMs: 60_000,
-      headersTimeoutMs: 60_000,
-      startedAt: clock.now(),
-      timers: time.timers,
-      now: clock.now,
+      ...steadyStream(clock, time),
     });
     const chunks: string[] = [];
     const decoder = new TextDecoder();

@@ -78,23 +78,14 @@ describe('openUpstreamStream', () => {
   });
 
   it('reads the body only as the consumer pulls; cancel cancels the body and aborts a call it owns', async () => {
-    const slow = body(['data: a\n\n', 'data: b\n\n', 'data: end\n\n']);
-    let signal: AbortSignal | undefined;
-    const stream = await openUpstreamStream(
-      undefined,
-      async (given) => {
-        signal = given;
-        return slow.response;
-      },
-      steps(),
-    );
-    const reader = stream.getReader();
+    const slow = await openPieces(['data: a\n\n', 'data: b\n\n', 'data: end\n\n']);
+    const reader = streamOfBatches(slow.batches).getReader();
     expect((await reader.read()).value).toBe('a');
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(slow.seen.pulls).toBe(1);
     await reader.cancel();
     expect(slow.seen.cancelled).toBe(true);
-    expect(signal?.aborted).toBe(true);
+    expect(slow.aborted()).toBe(true);
   });
 });
 
