@@ -15,7 +15,7 @@ import { startServer } from '../examples/server/src/start-server';
 import { writeBenchCatalogue } from './bench-catalogue';
 
 const upstreamUrl = process.argv[2]!;
-const accounts = Number(process.argv[3] ?? 400);
+const accounts = Number(process.argv[3] ?? 1_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const catalogue = writeBenchCatalogue(dir, upstreamUrl);

@@ -35,7 +35,7 @@ export interface ChatBenchOptions {
   connections: number;
   /** Sequential streamed requests for the time-to-first-byte figure. */
   ttfbSamples: number;
-  /** Pro accounts the gateway load is spread over (default 400). */
+  /** Pro accounts the gateway load is spread over (default 1,000). */
   accounts?: number;
   /** Writes a V8 CPU profile of the servers' process into this directory. */
   cpuProfileDir?: string;
@@ -65,7 +65,7 @@ const UPSTREAM_KEY = 'bench-upstream-key';
  * const { rows, ttfb } = await runChatBench({ seconds: 5, connections: 32, ttfbSamples: 200 });
  */
 export async function runChatBench(options: ChatBenchOptions): Promise<ChatBenchResult> {
-  const accounts = options.accounts ?? 400;
+  const accounts = options.accounts ?? 1_000;
   const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
   try {
     const servers = await startChild<{ gateway: string; bare: string; keys: string[] }>(

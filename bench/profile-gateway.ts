@@ -15,7 +15,7 @@ const dir = process.argv[4] ?? 'bench-profiles';
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
 const servers = await startChild<{ gateway: string; keys: string[] }>(
   'bench/bench-servers-process.ts',
-  [upstream.info.url, '400'],
+  [upstream.info.url, '1000'],
   ['--cpu-prof', `--cpu-prof-dir=${dir}`],
 );
 let next = 0;
