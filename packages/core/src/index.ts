@@ -14,8 +14,6 @@ export { utf8ByteLength } from './utf8-byte-length';
 export { concatBytes } from './concat-bytes';
 export { BODY_READER, bodyReader } from './body-reader';
 export type { BodyReader } from './body-reader';
-export { CHUNK_JSON } from './chunk-json';
-export type { WithChunkJson } from './chunk-json';
 export { err, ok } from './result';
 export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';

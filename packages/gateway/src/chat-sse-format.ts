@@ -1,4 +1,5 @@
-import { CHUNK_JSON, type ChatCompletionChunk, errorRecord, type Usage, type WithChunkJson } from '@tollgate/core';
+import { type ChatCompletionChunk, errorRecord, type Usage } from '@tollgate/core';
+import type { ChunkBatch } from '@tollgate/providers';
 import { SSE_DONE, SSE_KEEPALIVE, sseData, sseError } from '@tollgate/sse';
 import type { DeliveringFormat } from './metered-stream';
 import { readUsage } from './read-usage';
@@ -48,7 +49,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":`;
   const modelField = `,"model":${JSON.stringify(model)},`;
   /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
-  const event = (chunk: ChatCompletionChunk): string | undefined => {
+  const event = (chunk: ChatCompletionChunk, text: string | undefined): string | undefined => {
     created ??= chunk.created;
     if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
     if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined;
@@ -70,8 +71,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
       if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
     }
     const obfuscation = obfuscate();
-    const text = untouched ? (chunk as WithChunkJson)[CHUNK_JSON] : undefined;
-    const middle = text === undefined ? undefined : upstreamFields(text, chunk);
+    const middle = untouched && text !== undefined ? upstreamFields(text, chunk) : undefined;
     if (middle !== undefined) return sseData(`${head}${chunk.created}${modelField}${middle},"obfuscation":${JSON.stringify(obfuscation)}}`);
     chunk.id = id;
     chunk.model = model;
@@ -88,14 +88,15 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
       return delivered;
     },
     item(chunk) {
-      const text = event(chunk);
+      const text = event(chunk, undefined);
       return text === undefined ? undefined : encoder.encode(text);
     },
     items(chunks) {
       let text = '';
       const before = { delivered, usage, created };
       try {
-        for (const chunk of chunks) text += event(chunk) ?? '';
+        const texts = (chunks as ChunkBatch<ChatCompletionChunk>).texts;
+        for (let index = 0; index < chunks.length; index++) text += event(chunks[index] as ChatCompletionChunk, texts?.[index]) ?? '';
       } catch (error) {
         // The batch is not sent: none of it counts, neither its text nor the usage it carried.
         ({ delivered, usage, created } = before);
@@ -129,7 +130,7 @@ const NULL_USAGE = ',"usage":null';
  * The members of a chunk's upstream JSON `text` between its `model` and its end, when the text has
  * the shape OpenAI sends — `{"id":…,"object":"chat.completion.chunk","created":…,"model":…,` first,
  * then the other members, then `"usage":null` and `"obfuscation":…` (each if present) last, with
- * no whitespace — and says exactly what `chunk` holds; undefined otherwise (the chunk is then
+ * no whitespace, no second member of those names — and says exactly what `chunk` holds; undefined otherwise (the chunk is then
  * serialised). Each part is matched as the text of the parsed value, so a value that JSON would
  * escape never matches; a suffix ending in the one closing brace is a member of the top-level object.
  */
@@ -149,5 +150,15 @@ export function upstreamFields(text: string, chunk: ChatCompletionChunk): string
     if (!text.endsWith(NULL_USAGE, end)) return undefined;
     end -= NULL_USAGE.length;
   } else if (chunk.usage !== undefined) return undefined;
-  return end > start ? text.slice(start, end) : undefined;
+  if (end <= start) return undefined;
+  const middle = text.slice(start, end);
+  // A line break (an event of several data lines: JSON whitespace, which would cut the client's
+  // event), a second member of a name the splice writes (JSON.parse keeps the last of duplicates:
+  // the client would read the first), or two choices lists: serialised instead. Inside a string a
+  // quote is escaped, so these texts match member names only (a nested one too: serialised).
+  if (RESERVED.test(middle) || middle.indexOf(CHOICES) !== middle.lastIndexOf(CHOICES)) return undefined;
+  return middle;
 }
+
+const RESERVED = /[\r\n]|"(?:id|object|created|model|usage|obfuscation)":/;
+const CHOICES = '"choices":';

@@ -1,13 +1,10 @@
-import { CHUNK_JSON, type ChatCompletionChunk } from '@tollgate/core';
+import type { ChatCompletionChunk } from '@tollgate/core';
+import type { ChunkBatch } from '@tollgate/providers';
 import { describe, expect, it } from 'vitest';
 import { chatSseFormat, upstreamFields } from './chat-sse-format';
 
-/** A chunk as the OpenAI adapter hands it on: parsed from `text`, which it keeps (not enumerable). */
-const parsed = (text: string): ChatCompletionChunk => {
-  const chunk = JSON.parse(text) as ChatCompletionChunk;
-  Object.defineProperty(chunk, CHUNK_JSON, { value: text });
-  return chunk;
-};
+/** A batch of one chunk as the OpenAI adapter hands it on: parsed from `text`, with the text beside it. */
+const parsed = (text: string): ChunkBatch<ChatCompletionChunk> => Object.assign([JSON.parse(text) as ChatCompletionChunk], { texts: [text] });
 
 let counter = 0;
 const format = () => chatSseFormat({ id: 'chatcmpl-ours', model: 'fast "one"', includeUsage: false, obfuscate: () => `pad${++counter}`, now: () => 0 });
@@ -22,7 +19,7 @@ const eventOf = (bytes: Uint8Array | undefined): unknown => {
 /** What the client gets for `text`, spliced (the adapter kept the text) and serialised (it did not), with the same obfuscation. */
 const both = (text: string) => {
   counter = 0;
-  const spliced = eventOf(format().item(parsed(text)));
+  const spliced = eventOf(format().items!(parsed(text)));
   counter = 0;
   const serialised = eventOf(format().item(JSON.parse(text) as ChatCompletionChunk));
   return { spliced, serialised };
@@ -38,13 +35,8 @@ describe('chatSseFormat splices the upstream text', () => {
     ['usage null', openai(CHOICE, ',"usage":null')],
     ['the upstream’s obfuscation', openai(CHOICE, ',"obfuscation":"abc"')],
     ['usage null and obfuscation', openai(CHOICE, ',"usage":null,"obfuscation":"abc"')],
-    [
-      'tool calls',
-      openai(
-        '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\\"a\\":1}"}}]},"finish_reason":null}]',
-      ),
-    ],
-    ['an obfuscation member inside a choice only', openai('"choices":[{"index":0,"delta":{"content":"x","obfuscation":"inner"},"finish_reason":null}]')],
+    ['tool-call arguments', openai('"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":1}"}}]},"finish_reason":null}]')],
+    ['content that quotes a member name', openai('"choices":[{"index":0,"delta":{"content":"{\\"id\\":1,\\"model\\":2}"},"finish_reason":null}]')],
   ])('%s: the same event as serialising the chunk', (_name, text) => {
     const { spliced, serialised } = both(text);
     expect(spliced).toEqual(serialised);
@@ -61,6 +53,17 @@ describe('chatSseFormat splices the upstream text', () => {
     ['usage with counts', openai(CHOICE, ',"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}')],
     ['usage null written elsewhere', openai(`"usage":null,${CHOICE}`)],
     ['an obfuscation that JSON escapes', openai(CHOICE, ',"obfuscation":"a\\"b"')],
+    // An event of two data lines: the parser joins them with a line break, JSON whitespace.
+    ['a line break between members', openai(`\n${CHOICE}`)],
+    // JSON.parse keeps the last of duplicate members: spliced, the client would read the first.
+    ['a second id and model', openai(`${CHOICE},"id":"chatcmpl-up","model":"gpt-4o-mini"`)],
+    ['a second usage', openai(`${CHOICE},"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}`, ',"usage":null')],
+    ['two choices lists', openai(`"choices":[{"index":0,"delta":{"content":"first"},"finish_reason":null}],${CHOICE}`)],
+    ['an obfuscation member inside a choice', openai('"choices":[{"index":0,"delta":{"content":"x","obfuscation":"inner"},"finish_reason":null}]')],
+    [
+      'a nested member named id (a tool call)',
+      openai('"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"arguments":"{}"}}]},"finish_reason":null}]'),
+    ],
   ])('%s: not spliced, serialised as before', (_name, text) => {
     expect(upstreamFields(text, JSON.parse(text) as ChatCompletionChunk)).toBeUndefined();
     const { spliced, serialised } = both(text);
@@ -71,7 +74,7 @@ describe('chatSseFormat splices the upstream text', () => {
   it('a choice the format changes (finish_reason "", no delta) is serialised with the change', () => {
     const text = openai('"choices":[{"index":0,"finish_reason":""}]');
     counter = 0;
-    expect(eventOf(format().item(parsed(text)))).toEqual({
+    expect(eventOf(format().items!(parsed(text)))).toEqual({
       id: 'chatcmpl-ours',
       object: 'chat.completion.chunk',
       created: 1700000000,
@@ -83,10 +86,10 @@ describe('chatSseFormat splices the upstream text', () => {
 
   it('counts what it delivers either way, and drops the upstream’s usage null', () => {
     const spliced = format();
-    spliced.item(parsed(openai(CHOICE, ',"usage":null')));
+    spliced.items!(parsed(openai(CHOICE, ',"usage":null')));
     expect(spliced.delivered).toBe('Hi "there" é');
     counter = 0;
-    const text = decoder.decode(format().item(parsed(openai(CHOICE, ',"usage":null'))));
+    const text = decoder.decode(format().items!(parsed(openai(CHOICE, ',"usage":null'))));
     expect(text).not.toContain('usage');
     expect(text).not.toContain('chatcmpl-up');
     expect(text).not.toContain('gpt-4o-mini');

@@ -1,6 +1,6 @@
 import { type ChatCompletion, type ChatCompletionChunk, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
-import { batchesOfReader, type CallOptions, type ChatProvider, type ChunkBatches, type ProviderChatRequest } from '@tollgate/providers';
+import { batchesOfReader, type CallOptions, type ChatProvider, type ChunkBatches, pairedChatBatches, type ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
 import { callRoutes } from './call-routes';
@@ -294,9 +294,14 @@ export async function streamMetered<T>(
   return { response: new Response(body, { status: 200, headers }), finished };
 }
 
-/** A provider's streamed chat as batches: its own `chatBatches` where it has them (no web stream between), else its stream's chunks one by one. */
+/**
+ * A provider's streamed chat as batches: its own `chatBatches` while its `chatStream` is the one
+ * made from them (no web stream between; `pairedChatBatches`), else its `chatStream`'s chunks one
+ * by one — a wrapper that replaced `chatStream` is read through it.
+ */
 export async function chatBatches(provider: ChatProvider, request: ProviderChatRequest, options: CallOptions): Promise<ChunkBatches<ChatCompletionChunk>> {
-  if (provider.chatBatches) return provider.chatBatches(request, options);
+  const batches = pairedChatBatches(provider);
+  if (batches) return batches.call(provider, request, options);
   return batchesOfReader((await provider.chatStream(request, options)).getReader());
 }
 

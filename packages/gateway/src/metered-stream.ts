@@ -1,5 +1,6 @@
-import { concatBytes, type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
+import { type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '@tollgate/providers';
+import { batchBytes } from './batch-bytes';
 import { createKeepalive } from '@tollgate/sse';
 
 /** How a metered stream ended: read to its end, left by its client (or cut for taking nothing), or failed (or stalled) upstream. */
@@ -272,25 +273,8 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
           return;
         }
         keepalive?.touch();
-        let bytes: Uint8Array | undefined;
-        // An item of a shape no provider should send: the provider failed, never the gateway. The
-        // items before it in the batch still go out (a format's `items` sends all or none).
-        let failure: { error: unknown } | undefined;
-        if (format.items) bytes = format.items(batch);
-        else if (batch.length === 1) bytes = format.item(batch[0] as T);
-        else {
-          const parts: Uint8Array[] = [];
-          for (const value of batch) {
-            try {
-              const part = format.item(value);
-              if (part !== undefined) parts.push(part);
-            } catch (error) {
-              failure = { error };
-              break;
-            }
-          }
-          bytes = parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : concatBytes(parts);
-        }
+        // An item of a shape no provider should send: the provider failed, never the gateway.
+        const { bytes, failure } = batchBytes(format, batch);
         if (bytes !== undefined) {
           controller.enqueue(bytes);
           options.onDelivered?.();

@@ -614,6 +614,30 @@ describe('a chat provider with only chatStream (no chatBatches)', () => {
   });
 });
 
+describe('a wrapper that replaces an adapter’s chatStream (spreading the adapter, its chatBatches too)', () => {
+  it('is read through its own chatStream: the client gets and pays for the chunks as the wrapper edited them, not the upstream’s text', async () => {
+    let harness: StreamGateway | undefined;
+    const tap = tapFetch(() => harness!.fake.fetch);
+    const adapter = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: tap.fetch });
+    const shout = new TransformStream<ChatCompletionChunk, ChatCompletionChunk>({
+      transform(chunk, controller) {
+        // Edited in place, as a redaction wrapper might.
+        for (const choice of chunk.choices) if (typeof choice.delta?.content === 'string') choice.delta.content = choice.delta.content.toUpperCase();
+        controller.enqueue(chunk);
+      },
+    });
+    const wrapped: ChatProvider = { ...adapter, chatStream: async (request, call) => (await adapter.chatStream(request, call)).pipeThrough(shout) };
+    expect(wrapped.chatBatches).toBeTypeOf('function');
+    harness = await open({ models: testModels().filter((model) => model.type === 'chat'), providers: { local: wrapped } });
+    const response = await harness.stream({ stream_options: { include_usage: true } });
+    const { data } = parseEvents(await response.text());
+    const { text } = expectChunks(data, true, upstreamSent(tap.bodies[0]!).ids);
+    expect(text).toBe(REPLY.toUpperCase());
+    await settled(harness);
+    expect(await charges(harness)).toHaveLength(1);
+  });
+});
+
 describe('an upstream read whose batch the format fails on', () => {
   it('text, its usage and then a chunk with a null choice in one read: the client gets only the error event and pays nothing, as a 502', async () => {
     const chunk = (fields: Record<string, unknown>) =>

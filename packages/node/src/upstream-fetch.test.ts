@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { bodyReader } from '@tollgate/core';
 import { ProviderError, openaiCompatible } from '@tollgate/providers';
 import { fakeOpenAI } from '@tollgate/testing';
 import { listen } from '@tollgate/testing/server';
@@ -79,7 +80,10 @@ describe('createUpstreamFetch', () => {
     expect(await (await fetch(`${url}/zip`, { headers: { 'accept-encoding': 'gzip' } })).text()).toBe('unzipped text');
   });
 
-  it('keeps backpressure: an unread body stops the upstream writer, reading it all delivers every byte', async () => {
+  it.each([
+    ['its body stream', (response: Response) => response.body!.getReader()],
+    ['its own reader (bodyReader: no web stream, as the providers read it)', (response: Response) => bodyReader(response)!],
+  ])('keeps backpressure read through %s: an unread body stops the upstream writer, reading it all delivers every byte', async (_name, readerOf) => {
     const chunk = Buffer.alloc(64 * 1024, 97);
     const total = 1024; // 64 MiB if nothing pushed back
     let written = 0;
@@ -100,7 +104,7 @@ describe('createUpstreamFetch', () => {
       write();
     });
     const response = await upstream().fetch(`${url}/big`);
-    const reader = response.body!.getReader();
+    const reader = readerOf(response);
     const first = await reader.read();
     expect(first.value!.byteLength).toBeGreaterThan(0);
     await isBlocked;

@@ -1,9 +1,10 @@
 export { ProviderError } from './provider';
-export { batchesOfReader, streamOfBatches } from './http/open-upstream-stream';
+export { batchesOfReader, chatStreamOf, pairedChatBatches, streamOfBatches } from './http/chunk-batches';
 export type {
   CallOptions,
   ChatProvider,
   ChatStream,
+  ChunkBatch,
   ChunkBatches,
   GeneratedImage,
   ImageProvider,

@@ -46,13 +46,21 @@ export interface ProviderChatRequest extends ChatRequest {
 export type ChatStream = ReadableStream<ChatCompletionChunk>;
 
 /**
+ * One batch of chunks. `texts[i]`, where present, is the JSON text chunk `i` was parsed from,
+ * untouched: the gateway splices its own fields into it rather than serialise the chunk again
+ * (packages/gateway/src/chat-sse-format.ts). Only an adapter's own batches carry texts; chunks that
+ * passed through a `chatStream` never do, so a wrapper that edits them is always serialised.
+ */
+export type ChunkBatch<T> = T[] & { texts?: (string | undefined)[] };
+
+/**
  * A stream's chunks in batches, with no web stream: each read answers the chunks of what one
  * upstream read brought (never an empty batch), or undefined at the end, and rejects as the
  * stream would error. One read at a time. `cancel` lets the upstream go, as cancelling the stream
  * does; every read after it answers the end.
  */
 export interface ChunkBatches<T> {
-  read(): Promise<T[] | undefined>;
+  read(): Promise<ChunkBatch<T> | undefined>;
   cancel(): Promise<void>;
 }
 
@@ -112,8 +120,9 @@ export interface ChatProvider extends ProviderBase {
   chatStream(request: ProviderChatRequest, options: CallOptions): Promise<ChatStream>;
   /**
    * The same stream as `chatStream`, as batches of chunks (one per upstream read) with no web
-   * stream between: what the gateway reads when a provider has it. Optional; the adapters of this
-   * package have it.
+   * stream between. The gateway reads it only while `chatStream` is the one `chatStreamOf` made
+   * from it (a wrapper that replaces `chatStream` is read through its `chatStream`). Optional; the
+   * adapters of this package have it.
    */
   chatBatches?(request: ProviderChatRequest, options: CallOptions): Promise<ChunkBatches<ChatCompletionChunk>>;
 }

@@ -1,6 +1,7 @@
 import type { ChatCompletion } from '@tollgate/core';
-import { ProviderError, type CallOptions, type ChatStream, type ChatProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
-import { openUpstreamStream, streamOfBatches } from '../http/open-upstream-stream';
+import { ProviderError, type CallOptions, type ChatProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
+import { chatStreamOf } from '../http/chunk-batches';
+import { openUpstreamStream } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
 import { checkReply } from '../http/check-reply';
 import { anthropicReplySchema } from './anthropic-api';
@@ -61,10 +62,7 @@ export function anthropic(settings: ProviderSettings = {}): ChatProvider {
       return mapAnthropicResponse(checkReply(anthropicReplySchema, reply, response.status));
     },
 
-    async chatStream(request, options): Promise<ChatStream> {
-      return streamOfBatches(await chatBatches(request, options));
-    },
-
+    chatStream: chatStreamOf(chatBatches),
     chatBatches,
   };
 }

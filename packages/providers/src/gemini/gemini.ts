@@ -1,14 +1,7 @@
 import type { ChatCompletion } from '@tollgate/core';
-import { openUpstreamStream, streamOfBatches } from '../http/open-upstream-stream';
-import {
-  ProviderError,
-  type CallOptions,
-  type ChatStream,
-  type ChatProvider,
-  type ImageProvider,
-  type ProviderChatRequest,
-  type ProviderSettings,
-} from '../provider';
+import { chatStreamOf } from '../http/chunk-batches';
+import { openUpstreamStream } from '../http/open-upstream-stream';
+import { ProviderError, type CallOptions, type ChatProvider, type ImageProvider, type ProviderChatRequest, type ProviderSettings } from '../provider';
 import { geminiImages } from './gemini-images';
 import { geminiSteps } from './gemini-stream';
 import { convertToGeminiRequest } from './convert-to-gemini-request';
@@ -54,10 +47,7 @@ export function gemini(settings: ProviderSettings = {}): ChatProvider & ImagePro
       return mapGeminiResponse(await readGeminiReply(response, options.signal));
     },
 
-    async chatStream(request, options): Promise<ChatStream> {
-      return streamOfBatches(await chatBatches(request, options));
-    },
-
+    chatStream: chatStreamOf(chatBatches),
     chatBatches,
 
     images(request, options) {

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../provider';
+import { type ChatProvider, ProviderError } from '../provider';
 import { pieceBody } from '../../test/piece-body';
-import {
-  type ChunkSink,
-  type ClosingChunkSink,
-  openUpstreamStream as openBatches,
-  type SseSteps,
-  sseChunkBatches,
-  streamOfBatches,
-} from './open-upstream-stream';
+import { chatStreamOf, pairedChatBatches, streamOfBatches } from './chunk-batches';
+import { type ChunkSink, type ClosingChunkSink, openUpstreamStream as openBatches, type SseSteps, sseChunkBatches } from './open-upstream-stream';
 
 /** The batches as the stream a provider's `chatStream` returns. */
 const openUpstreamStream = async (...args: Parameters<typeof openBatches<string>>) => streamOfBatches(await openBatches(...args));
@@ -282,5 +276,72 @@ describe('sseChunkBatches (openUpstreamStream’s batches)', () => {
     expect(cancelled).toBe(true);
     expect(calls).toEqual({ abort: 1, unlink: 1 });
     expect(await batches.read()).toBeUndefined();
+  });
+});
+
+describe('sseChunkBatches: texts and cancels', () => {
+  it('a batch carries, beside its chunks, the texts its steps gave (and holes where they gave none); the stream of it carries none', async () => {
+    const textSteps: SseSteps<string, ClosingChunkSink<string>> = {
+      transform(event, sink) {
+        if (event.data === 'done') return sink.close();
+        if (event.data === 'plain') return sink.enqueue('plain');
+        sink.enqueue(event.data.toUpperCase(), event.data);
+      },
+      flush: (sink) => sink.error(new ProviderError('upstream_error', { accepted: true })),
+    };
+    const { link } = recordingLink();
+    const batches = sseChunkBatches(new Response('data: a\n\ndata: plain\n\ndata: b\n\ndata: done\n\n'), textSteps, link, passErrors);
+    const batch = await batches.read();
+    expect([...(batch ?? [])]).toEqual(['A', 'plain', 'B']);
+    expect(batch?.texts).toEqual(['a', undefined, 'b']);
+    const streamed = await drain(streamOfBatches(sseChunkBatches(new Response('data: a\n\ndata: done\n\n'), textSteps, link, passErrors)));
+    expect(streamed).toEqual({ chunks: ['A'] });
+  });
+
+  it('a cancel whose abort fails the read waiting on the body: that read and every later one answer the end, not an error', async () => {
+    let body!: ReadableStreamDefaultController<Uint8Array>;
+    let pulls = 0;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start(controller) {
+          body = controller;
+        },
+        pull(controller) {
+          if (pulls++ === 0) controller.enqueue(new TextEncoder().encode('data: a\n\n'));
+          else return new Promise<void>(() => undefined);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    // A call under a controller of the adapter's own: aborting it errors the body, as fetch does.
+    const link = { abort: () => body.error(new DOMException('This operation was aborted', 'AbortError')), unlink: () => undefined };
+    const batches = sseChunkBatches(new Response(stream), closingSteps(), link, passErrors);
+    expect(await batches.read()).toEqual(['a']);
+    const waiting = batches.read();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await batches.cancel();
+    expect(await waiting).toBeUndefined();
+    expect(await batches.read()).toBeUndefined();
+  });
+});
+
+describe('chatStreamOf and pairedChatBatches', () => {
+  const chatBatches = async () => ({ read: async () => undefined, cancel: async () => undefined });
+  const base = { kind: 'mine', zeroDataRetention: false, chat: async () => ({}) as never };
+
+  it('a chatStream made from the batches is their stream, and pairs them', async () => {
+    const provider: ChatProvider = { ...base, chatBatches, chatStream: chatStreamOf(chatBatches) };
+    expect(pairedChatBatches(provider)).toBe(chatBatches);
+    const stream = await provider.chatStream({} as never, { upstream: 'm' });
+    expect(await stream.getReader().read()).toEqual({ done: true, value: undefined });
+    // Spread as it is, the pair holds.
+    expect(pairedChatBatches({ ...provider })).toBe(chatBatches);
+  });
+
+  it('a chatStream replaced by a wrapper, or batches of another pair, or none: not paired', () => {
+    const adapter: ChatProvider = { ...base, chatBatches, chatStream: chatStreamOf(chatBatches) };
+    expect(pairedChatBatches({ ...adapter, chatStream: async () => new ReadableStream() })).toBeUndefined();
+    expect(pairedChatBatches({ ...adapter, chatBatches: async () => chatBatches() })).toBeUndefined();
+    expect(pairedChatBatches({ ...base, chatStream: adapter.chatStream })).toBeUndefined();
   });
 });

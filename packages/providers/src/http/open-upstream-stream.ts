@@ -1,11 +1,12 @@
 import { type BodyReader, bodyReader } from '@tollgate/core';
 import { createSseParser, type SseEvent } from '@tollgate/sse';
-import { type ChunkBatches, ProviderError } from '../provider';
+import { type ChunkBatch, type ChunkBatches, ProviderError } from '../provider';
 import { linkAbort } from './link-abort';
 
 /** Where an adapter's event steps put their chunks, or the error that ends the stream. */
 export interface ChunkSink<T> {
-  enqueue(chunk: T): void;
+  /** Adds a chunk; `json`, the text it was parsed from and is still exactly (see `ChunkBatch`), where the step has it. */
+  enqueue(chunk: T, json?: string): void;
   error(reason: unknown): void;
 }
 
@@ -29,21 +30,33 @@ export interface SseSteps<T, S extends ChunkSink<T> = ChunkSink<T>> {
 /** The sink of one `transform` or `flush` call: what it enqueued, or the error it ended with. */
 class StepSink<T> implements ClosingChunkSink<T> {
   chunks: T[] = [];
+  /** `texts[i]`: the JSON text of `chunks[i]`, where the step gave one. */
+  texts: (string | undefined)[] | undefined;
   failed = false;
   closed = false;
   reason: unknown;
   close(): void {
     if (!this.failed) this.closed = true;
   }
-  enqueue(chunk: T): void {
-    if (!this.failed) this.chunks.push(chunk);
+  enqueue(chunk: T, json?: string): void {
+    if (this.failed) return;
+    if (json !== undefined) {
+      this.texts ??= [];
+      this.texts[this.chunks.length] = json;
+    }
+    this.chunks.push(chunk);
+  }
+  /** Empties the sink for the next step. */
+  clear(): void {
+    this.chunks.length = 0;
+    this.texts = undefined;
   }
   error(reason: unknown): void {
     if (this.failed) return;
     this.failed = true;
     this.reason = reason;
     // An error drops what the same step enqueued, as a TransformStream's does.
-    this.chunks.length = 0;
+    this.clear();
   }
 }
 
@@ -139,10 +152,10 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     if (cut || !this.#bodyDone) await this.reader.cancel().catch(() => undefined);
   }
 
-  /** Runs the step of one event (the flush without one), its chunks added to `out`; false when it failed. */
-  #run(out: T[], event?: SseEvent): boolean {
+  /** Runs the step of one event (the flush without one), its chunks (and their texts) added to `out`; false when it failed. */
+  #run(out: ChunkBatch<T>, event?: SseEvent): boolean {
     const sink = this.#sink;
-    sink.chunks.length = 0;
+    sink.clear();
     try {
       if (event === undefined) this.steps.flush(sink);
       else this.steps.transform(event, sink);
@@ -150,7 +163,15 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
       sink.error(error);
     }
     if (sink.failed) return false;
-    for (const chunk of sink.chunks) out.push(chunk);
+    const { chunks, texts } = sink;
+    for (let index = 0; index < chunks.length; index++) {
+      const text = texts?.[index];
+      if (text !== undefined) {
+        out.texts ??= [];
+        out.texts[out.length] = text;
+      }
+      out.push(chunks[index] as T);
+    }
     return true;
   }
 
@@ -162,13 +183,13 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     throw error;
   }
 
-  async read(): Promise<T[] | undefined> {
+  async read(): Promise<ChunkBatch<T> | undefined> {
     const failure = this.#failure;
     if (failure) return this.#fail(failure.thrown ? failure.reason : this.errors.step(failure.reason));
     if (this.#closed) return undefined;
     const events = this.#events;
     const sink = this.#sink;
-    const out: T[] = [];
+    const out: ChunkBatch<T> = [];
     for (;;) {
       while (this.#next < events.length) {
         if (!this.#run(out, events[this.#next++] as SseEvent)) {
@@ -199,6 +220,8 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
       try {
         read = await this.reader.read();
       } catch (error) {
+        // Cancelled meanwhile: the cancel's own abort failed the read; the batches just end.
+        if (this.#closed) return undefined;
         return this.#fail(this.errors.read(error));
       }
       if (this.#closed) return undefined; // cancelled meanwhile
@@ -218,38 +241,4 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     this.#closed = true;
     await this.#end(true);
   }
-}
-
-/**
- * Batches as a web stream of their chunks (what `chatStream` returns): pull-based, one batch read
- * per pull once the chunks of the last one were taken; cancelling the stream cancels the batches.
- */
-export function streamOfBatches<T>(batches: ChunkBatches<T>): ReadableStream<T> {
-  return new ReadableStream<T>(
-    {
-      async pull(controller) {
-        let batch: T[] | undefined;
-        try {
-          batch = await batches.read();
-        } catch (error) {
-          return controller.error(error);
-        }
-        if (batch === undefined) return controller.close();
-        for (const chunk of batch) controller.enqueue(chunk);
-      },
-      cancel: () => batches.cancel(),
-    },
-    { highWaterMark: 0 },
-  );
-}
-
-/**
- * A reader's chunks as batches of one (a stream that has no batches of its own: a provider without
- * `chatBatches`, a pass-through body); `cancel` cancels the reader.
- */
-export function batchesOfReader<T>(reader: ReadableStreamDefaultReader<T>): ChunkBatches<T> {
-  return {
-    read: () => reader.read().then((read) => (read.done ? undefined : [read.value])),
-    cancel: () => reader.cancel(),
-  };
 }

@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
-import { streamOfBatches } from '../http/open-upstream-stream';
+import { streamOfBatches } from '../http/chunk-batches';
 import { openaiChatBatches } from './openai-chat-stream';
 import type { UpstreamCall } from './post-openai';
 import { pieceBody } from '../../test/piece-body';

@@ -1,4 +1,4 @@
-import { CHUNK_JSON, type ChatCompletionChunk } from '@tollgate/core';
+import type { ChatCompletionChunk } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '../provider';
 import { mapOpenAIError } from './map-openai-error';
 import { isOpenAIChatChunk } from './openai-api';
@@ -39,10 +39,8 @@ function openaiChatSteps(): SseSteps<ChatCompletionChunk, ClosingChunkSink<ChatC
       if (event.event === 'error' || 'error' in parsed) return sink.error(mapOpenAIError(undefined, parsed));
       // A chunk Tollgate cannot read (choices not a list, usage not counts) is a broken stream.
       if (!isOpenAIChatChunk(parsed)) return sink.error(broken());
-      // The text it came as (not enumerable: the chunk compares and copies as before): the gateway
-      // splices its own fields into it rather than serialise the chunk again.
-      Object.defineProperty(parsed, CHUNK_JSON, { value: data });
-      sink.enqueue(parsed);
+      // With the text it came as: the gateway splices its own fields into it rather than serialise the chunk again.
+      sink.enqueue(parsed, data);
     },
     // A body that ends without `[DONE]` is a broken stream.
     flush: (sink) => sink.error(broken()),

@@ -10,7 +10,7 @@ import { convertToOpenAIRequest } from './convert-to-openai-request';
 import { isOpenAIChatCompletion } from './openai-api';
 import { convertToOpenAIImageRequest, readOpenAIImages } from './openai-images';
 import { openaiChatBatches } from './openai-chat-stream';
-import { streamOfBatches } from '../http/open-upstream-stream';
+import { chatStreamOf } from '../http/chunk-batches';
 import { openaiRawReply } from './openai-raw-reply';
 import { openaiResponses, type ResponsesPassThrough } from './openai-responses';
 import { abortReason, type JsonTarget } from '../http/post-json';
@@ -72,10 +72,7 @@ export function openaiCompatible(settings: ProviderSettings = {}): OpenAICompati
       return body;
     },
 
-    async chatStream(request, options) {
-      return streamOfBatches(await chatBatches(request, options));
-    },
-
+    chatStream: chatStreamOf(chatBatches),
     chatBatches,
 
     async chatRaw(request, options) {
