@@ -13,7 +13,8 @@
  * `BENCH_NODE_ARGS` adds node flags (e.g. `--max-semi-space-size=2`) before the script.
  * `BENCH_HEAP_SNAPSHOT=1` also writes heap snapshots of the server, idle and while every stream is
  * open (to `bench-heap/` at the root; `--heapsnapshot-signal`), which stall it for their seconds.
- * `BENCH_ECHO_STDERR=1` passes the server's stderr through (e.g. what a `--import` module of
+ * `PROMPT_KB=32` sends a 32 KiB user message instead of a short one (what an open stream keeps of
+ * its request shows in the RSS). `BENCH_ECHO_STDERR=1` passes the server's stderr through (e.g. what a `--import` module of
  * `BENCH_NODE_ARGS` prints about its memory).
  *
  * Run: `npx tsx bench/open-streams.ts`.
@@ -30,6 +31,10 @@ import { writeBenchCatalogue } from './bench-catalogue';
 import { startChild } from './start-child';
 
 const streams = Number(process.env.OPEN_STREAMS ?? 1_000);
+// The user message: a short one by default; PROMPT_KB pads it to that many KiB (what a stream keeps of its request).
+const promptKb = Number(process.env.PROMPT_KB ?? 0);
+const prompt =
+  promptKb > 0 ? `Stream to me, slowly. ${'lorem ipsum '.repeat(Math.ceil((promptKb * 1024) / 12))}`.slice(0, promptKb * 1024) : 'Stream to me, slowly.';
 const dripMs = Number(process.env.DRIP_MS ?? 250);
 const limitMb = Number(process.env.RSS_LIMIT_MB ?? 150);
 const afterS = Number(process.env.AFTER_S ?? 5);
@@ -121,7 +126,7 @@ let maxOpen = 0;
 /** One streamed chat read to its end: its status and whether it ended with [DONE]. */
 const stream = (key: string) =>
   new Promise<{ status: number; done: boolean }>((resolve) => {
-    const body = JSON.stringify({ model: 'bench', stream: true, max_tokens: 64, messages: [{ role: 'user', content: 'Stream to me, slowly.' }] });
+    const body = JSON.stringify({ model: 'bench', stream: true, max_tokens: 64, messages: [{ role: 'user', content: prompt }] });
     const outgoing = request(
       {
         host: gateway.hostname,

@@ -60,60 +60,21 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
     const headers = requestHeaders(init.headers);
     if (body !== undefined) headers['content-length'] = String(body.byteLength);
     const secure = url.protocol === 'https:';
-    return new Promise<Response>((resolve, reject) => {
-      const request = (secure ? https : http).request({
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-        path: `${url.pathname}${url.search}`,
-        method: init.method ?? 'GET',
-        headers,
-        agent: secure ? httpsAgent : httpAgent,
-      });
-      // Set once the reply arrived: from then on failures belong to its body.
-      let onBodyFailure: ((error: unknown) => void) | undefined;
-      let connectTimer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => {
-        if (onBodyFailure) onBodyFailure(signal?.reason);
-        else reject(signal?.reason);
-        request.destroy();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const detach = () => signal?.removeEventListener('abort', onAbort);
-      request.on('socket', (socket) => {
-        if (!socket.connecting) return;
-        connectTimer = setTimeout(() => {
-          request.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
-        }, connectTimeoutMs);
-        socket.once('connect', () => clearTimeout(connectTimer));
-      });
-      request.on('error', (error) => {
-        clearTimeout(connectTimer);
-        if (onBodyFailure) return onBodyFailure(new TypeError('terminated', { cause: error }));
-        detach();
-        reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: error }));
-      });
-      request.on('response', (response) => {
-        clearTimeout(connectTimer);
-        const status = response.statusCode ?? 0;
-        if (status < 200 || status > 599) {
-          detach();
-          response.destroy();
-          reject(new TypeError('fetch failed', { cause: new Error(`invalid status ${status}`) }));
-          return;
-        }
-        if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') {
-          detach();
-          response.resume();
-          resolve(upstreamResponse(response, status, null));
-          return;
-        }
-        const reply = new ReplyBody(response, detach);
-        onBodyFailure = (error) => reply.fail(error);
-        resolve(upstreamResponse(response, status, reply));
-      });
-      request.end(body);
+    const request = (secure ? https : http).request({
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      method: init.method ?? 'GET',
+      headers,
+      agent: secure ? httpsAgent : httpAgent,
     });
+    // The reply is awaited by closures made in `awaitReply`, whose scope holds no request body:
+    // made here, they would keep `body` and `init` (the whole request, twice) for as long as the
+    // reply's body is read — a stream's whole life.
+    const reply = awaitReply(request, signal, connectTimeoutMs);
+    request.end(body);
+    return reply;
   };
 
   return {
@@ -123,6 +84,54 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
       httpsAgent.destroy();
     },
   };
+}
+
+/** The reply to `request` as a `Response`, failing as undici's fetch does (see {@link createUpstreamFetch}). */
+function awaitReply(request: http.ClientRequest, signal: AbortSignal | undefined, connectTimeoutMs: number): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    // Set once the reply arrived: from then on failures belong to its body.
+    let onBodyFailure: ((error: unknown) => void) | undefined;
+    let connectTimer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      if (onBodyFailure) onBodyFailure(signal?.reason);
+      else reject(signal?.reason);
+      request.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const detach = () => signal?.removeEventListener('abort', onAbort);
+    request.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      connectTimer = setTimeout(() => {
+        request.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+      }, connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    request.on('error', (error) => {
+      clearTimeout(connectTimer);
+      if (onBodyFailure) return onBodyFailure(new TypeError('terminated', { cause: error }));
+      detach();
+      reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: error }));
+    });
+    request.on('response', (response) => {
+      clearTimeout(connectTimer);
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        detach();
+        response.destroy();
+        reject(new TypeError('fetch failed', { cause: new Error(`invalid status ${status}`) }));
+        return;
+      }
+      if (NULL_BODY_STATUSES.has(status) || request.method === 'HEAD') {
+        detach();
+        response.resume();
+        resolve(upstreamResponse(response, status, null));
+        return;
+      }
+      const reply = new ReplyBody(response, detach);
+      onBodyFailure = (error) => reply.fail(error);
+      resolve(upstreamResponse(response, status, reply));
+    });
+  });
 }
 
 /** The body as bytes; `undefined` for none; `false` for a kind this transport leaves to the global fetch. */
