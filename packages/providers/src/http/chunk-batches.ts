@@ -62,5 +62,5 @@ export function chatStreamOf(chatBatches: ChatBatchesMethod): ChatProvider['chat
 export function pairedChatBatches(provider: ChatProvider): ChatBatchesMethod | undefined {
   const batches = provider.chatBatches;
   if (batches === undefined) return undefined;
-  return (provider.chatStream as { [PAIRED]?: unknown })[PAIRED] === batches ? batches : undefined;
+  return (provider.chatStream as { [PAIRED]?: unknown } | undefined)?.[PAIRED] === batches ? batches : undefined;
 }
