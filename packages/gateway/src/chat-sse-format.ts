@@ -38,7 +38,8 @@ const KEEPALIVE = encoder.encode(SSE_KEEPALIVE);
 /**
  * The client's SSE events from the provider's chunks: `id` and `model` rewritten, `obfuscation`
  * added, the usage chunk held back and sent just before `[DONE]` only when asked, `finish_reason: ""`
- * sent as null, one `JSON.stringify` per chunk, and one encoding per batch.
+ * sent as null; each event spliced into the upstream's JSON text where the batch carries it and
+ * {@link upstreamFields} allows, else one `JSON.stringify` of the chunk; one encoding per batch.
  */
 export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   const { id, model, obfuscate } = options;
