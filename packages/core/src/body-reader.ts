@@ -1,10 +1,13 @@
+/** One read of a {@link BodyReader}: a chunk, or the end (a web stream reader's result, spelled out so no DOM typings are needed). */
+export type BodyReadResult = { done: false; value: Uint8Array } | { done: true; value?: Uint8Array | undefined };
+
 /**
  * What a reader of a body's chunks offers: the two members of a web stream's default reader that
  * the providers use, so that a body can be read with or without a web stream in between.
  */
 export interface BodyReader {
   /** The next chunk, or `done` at the end; rejects as the body's stream would error. One read at a time. */
-  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  read(): Promise<BodyReadResult>;
   /** Lets the rest of the body go. */
   cancel(reason?: unknown): Promise<void>;
 }

@@ -13,7 +13,7 @@ export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor
 export { utf8ByteLength } from './utf8-byte-length';
 export { concatBytes } from './concat-bytes';
 export { BODY_READER, bodyReader } from './body-reader';
-export type { BodyReader } from './body-reader';
+export type { BodyReader, BodyReadResult } from './body-reader';
 export { err, ok } from './result';
 export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';

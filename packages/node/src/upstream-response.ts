@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { BODY_READER, type BodyReader } from '@tollgate/core';
+import { BODY_READER, type BodyReader, type BodyReadResult } from '@tollgate/core';
 import { kMaterialise, standInFor } from './stand-in';
 
 /**
@@ -142,7 +142,7 @@ class ReplyReader implements BodyReader {
   #cancelled = false;
   constructor(readonly reply: ReplyBody) {}
 
-  read(): Promise<ReadableStreamReadResult<Uint8Array>> {
+  read(): Promise<BodyReadResult> {
     return new Promise((resolve, reject) => {
       const reply = this.reply;
       const step = () => {
@@ -171,7 +171,7 @@ class ReplyReader implements BodyReader {
   }
 }
 
-const DONE: ReadableStreamReadDoneResult<Uint8Array> = Object.freeze({ done: true, value: undefined });
+const DONE: BodyReadResult = Object.freeze({ done: true, value: undefined });
 
 const kReply = Symbol('tollgate.reply');
 type WithReply = Readable & { [kReply]?: ReplyBody };

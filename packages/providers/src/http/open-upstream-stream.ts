@@ -1,4 +1,4 @@
-import { type BodyReader, bodyReader } from '@tollgate/core';
+import { type BodyReader, type BodyReadResult, bodyReader } from '@tollgate/core';
 import { createSseParser, type SseEvent } from '@tollgate/sse';
 import { type ChunkBatch, type ChunkBatches, ProviderError } from '../provider';
 import { linkAbort } from './link-abort';
@@ -216,7 +216,7 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
         this.#closed = true;
         return out.length > 0 ? out : undefined;
       }
-      let read: ReadableStreamReadResult<Uint8Array>;
+      let read: BodyReadResult;
       try {
         read = await this.reader.read();
       } catch (error) {
