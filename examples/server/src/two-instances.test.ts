@@ -179,9 +179,18 @@ if (!available && process.env.CI === 'true') {
       const { id, key } = await account('pro', 3_500);
       gate.close();
       const before = fake.requests.length;
-      const pending = Array.from({ length: 10 }, (_, i) => chat(i % 2 === 0 ? a.url : b.url, key));
+      let answered = 0;
+      const pending = Array.from({ length: 10 }, (_, i) =>
+        chat(i % 2 === 0 ? a.url : b.url, key).then((response) => {
+          answered++;
+          return response;
+        }),
+      );
       await expect.poll(() => fake.requests.length - before, { timeout: 10_000 }).toBe(4);
       expect(await a.store.getBalance(id)).toEqual({ balance: 3_500, held: 3 * HOLD + 470, available: 0 });
+      // Every other request is refused while the four hold everything; only then may they finish
+      // (a request still on its way to its hold when they settle would find their change free).
+      await expect.poll(() => answered, { timeout: 10_000 }).toBe(6);
       gate.open();
       const responses = await Promise.all(pending);
       const statuses = responses.map((response) => response.status).sort();
