@@ -27,6 +27,9 @@ describe('a settlement that cannot be written, without onSettleError', () => {
       done = true;
       return response;
     });
+    // The first attempt needs no timer, only the key's hash (a thread-pool round trip, slow on a busy
+    // machine): wait for it in real time, then run the retries' timers on the fake clock.
+    await expect.poll(() => attempts, { timeout: 10_000 }).toBeGreaterThan(0);
     for (let step = 0; step < 50 && !done; step++) await time.advance(100);
     const response = await pending;
     expect(response.status).toBe(200);

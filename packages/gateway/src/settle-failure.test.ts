@@ -22,7 +22,10 @@ describe('a settlement that cannot be written', () => {
       answered = true;
       return response;
     });
-    // The retries wait on the gateway's timers: moving the fake clock runs them, nothing sleeps.
+    // The first attempt needs no timer, only the key's hash (a thread-pool round trip, slow on a busy
+    // machine): wait for it in real time, or the fake clock below could run out before the request
+    // reaches its settlement. The retries wait on the gateway's timers: moving the fake clock runs them, nothing sleeps.
+    await expect.poll(() => attemptedAt.length, { timeout: 10_000 }).toBeGreaterThan(0);
     for (let step = 0; step < 50 && !answered; step++) await time.advance(100);
     const response = await pending;
     expect(response.status).toBe(200);
@@ -59,6 +62,8 @@ describe('a settlement that cannot be written', () => {
       answered = true;
       return response;
     });
+    // The first attempt, in real time (see the test above), then the retries on the fake clock.
+    await expect.poll(() => attempts, { timeout: 10_000 }).toBeGreaterThan(0);
     for (let step = 0; step < 50 && !answered; step++) await time.advance(100);
     const response = await pending;
     expect(response.status).toBe(200);
