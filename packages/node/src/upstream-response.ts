@@ -65,6 +65,7 @@ export class ReplyBody {
    * connection goes back to the pool).
    */
   stream(): ReadableStream<Uint8Array> {
+    const reader = new ReplyReader(this);
     return new ReadableStream(
       {
         type: 'bytes',
@@ -73,18 +74,11 @@ export class ReplyBody {
           if (this.failed) c.error(this.failure);
         },
         pull: async (c) => {
-          const source = this.source;
-          for (;;) {
-            if (this.over) return;
-            const chunk: Buffer | null = source.read();
-            // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
-            if (chunk !== null) return c.enqueue(new Uint8Array(chunk));
-            if (this.ended) {
-              this.finish();
-              return c.close();
-            }
-            await new Promise<void>((resolve) => (this.wake = resolve));
-          }
+          // A failure rejects the read, and has errored the stream already (`fail`).
+          const read = await reader.read();
+          // A copy: a byte stream takes over the chunk's ArrayBuffer, which node shares between chunks.
+          if (!read.done) c.enqueue(new Uint8Array(read.value));
+          else if (this.ended) c.close();
         },
         cancel: () => this.cancel(),
       },
