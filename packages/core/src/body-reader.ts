@@ -10,6 +10,14 @@ export interface BodyReader {
   read(): Promise<BodyReadResult>;
   /** Lets the rest of the body go. */
   cancel(reason?: unknown): Promise<void>;
+  /**
+   * The next chunk or the end if the body has it now, else `null` (wait with `whenReadable`);
+   * throws what `read` would reject with. A reader with no promise per chunk offers it (and
+   * `whenReadable`) where it can: @tollgate/node's upstream replies.
+   */
+  readNow?(): BodyReadResult | null;
+  /** Calls `wake` once, when `readNow` may have something new (a chunk, the end, a failure); one waiter at a time. */
+  whenReadable?(wake: () => void): void;
 }
 
 /**

@@ -14,6 +14,8 @@ export { utf8ByteLength } from './utf8-byte-length';
 export { concatBytes } from './concat-bytes';
 export { BODY_READER, bodyReader } from './body-reader';
 export type { BodyReader, BodyReadResult } from './body-reader';
+export { BODY_SOURCE, bodySource } from './body-source';
+export type { BodySource, ByteSink } from './body-source';
 export { err, ok } from './result';
 export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';

@@ -1,4 +1,4 @@
-import { type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
+import { BODY_SOURCE, type BodySource, type ByteSink, type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '@tollgate/providers';
 import { batchBytes } from './batch-bytes';
 import { createKeepalive } from '@tollgate/sse';
@@ -107,7 +107,9 @@ export interface MeteredStream {
  * return { response: new Response(body, { headers }), finished };
  */
 export function createMeteredStream<T>(options: MeteredStreamOptions<T>): MeteredStream {
-  const { format, timers, now, signal } = options;
+  // The closures below keep what they use, not `options`: its `upstream` holds the first batch (and
+  // the upstream text it is sliced from) for as long as the stream is open.
+  const { format, timers, now, signal, abort, releaseSlot, settle, report, onDelivered, idleTimeoutMs, headersTimeoutMs } = options;
   let reader: ChunkBatches<T> | undefined;
   let pendingRead: Promise<T[] | undefined> | undefined;
   let opening: Promise<OpenedUpstream<T>> | undefined;
@@ -124,7 +126,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     reader = options.upstream.batches;
     pendingRead = options.upstream.first;
   }
-  let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let controllerRef: Outlet | undefined;
   let ended = false;
   // The idle clock: since when we wait on the upstream (still opening, or a read pending) or,
   // between reads, on the client. Only upstream silence is an upstream stall; a client that does
@@ -156,18 +158,18 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     timers.clearTimeout(idleTimer);
     signal.removeEventListener('abort', onClientGone);
     // The slot is free as soon as the stream ends; the request stays active until it is settled.
-    void options.releaseSlot();
+    void releaseSlot();
     let letGo: Promise<unknown> = Promise.resolve();
     if (result.outcome !== 'done') {
       // Cancel first, so a pass-through provider settles the usage it saw; the abort also stops an
       // upstream still opening. A stream that ended on its own has nothing to stop (and abort()
       // builds a DOMException with a stack trace, measurable on every request).
       if (reader) letGo = reader.cancel().catch(() => undefined);
-      options.abort.abort();
+      abort.abort();
     }
     letGo
-      .then(() => options.settle(result))
-      .catch((error: unknown) => options.report(error))
+      .then(() => settle(result))
+      .catch((error: unknown) => report(error))
       .finally(resolveFinished);
   };
 
@@ -197,11 +199,11 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   // gone (its body ends: a client that reads again finds what was queued, then the end). The
   // timer never sleeps longer than the shorter of the two limits, so when the wait passes from one
   // side to the other (the clock restarts) the new side's deadline is still met exactly.
-  const clientStallMs = options.clientStallTimeoutMs ?? options.idleTimeoutMs;
-  const shortestMs = Math.min(options.idleTimeoutMs, clientStallMs);
+  const clientStallMs = options.clientStallTimeoutMs ?? idleTimeoutMs;
+  const shortestMs = Math.min(idleTimeoutMs, clientStallMs);
   const watchIdle = () => {
     if (ended) return;
-    const limit = opening ? options.headersTimeoutMs : waitingOnUpstream ? options.idleTimeoutMs : clientStallMs;
+    const limit = opening ? headersTimeoutMs : waitingOnUpstream ? idleTimeoutMs : clientStallMs;
     const idle = now() - since;
     if (idle < limit) {
       idleTimer = timers.setTimeout(watchIdle, Math.min(limit - idle, shortestMs));
@@ -211,6 +213,8 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     else onClientGone();
   };
 
+  /** The body's stream was read (or cancelled): its bytes can no longer be written to a sink. */
+  let pulled = false;
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
@@ -219,15 +223,156 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
         signal.addEventListener('abort', onClientGone, { once: true });
         watchIdle();
       },
-      pull: (controller) => forward(controller),
+      pull: (controller) => {
+        pulled = true;
+        return forward(controller);
+      },
       cancel() {
+        pulled = true;
         // The client went away: let the upstream go and pay for what was delivered.
         end({ outcome: 'client_gone' });
       },
     },
     { highWaterMark: 0 },
   );
+
+  // The same bytes written to a sink (BODY_SOURCE of @tollgate/core; @tollgate/node's listener takes
+  // it): batches taken with `readNow` as the upstream's socket has them, each written at once, and
+  // the next read only when the sink still takes bytes — back-pressure as the pull-based body's,
+  // with no promise, stream read or async frame per event (each would live until the next event).
+  let sink: ByteSink | undefined;
+  /** The sink wants no more until `resume`. */
+  let paused = false;
+  /** In `pump`'s loop (a wake or resume meanwhile has nothing to do). */
+  let pumping = false;
+  /** A promised read is under way (the first, or batches without `readNow`). */
+  let reading = false;
+  const outlet: Outlet = {
+    enqueue(bytes) {
+      if (!(sink as ByteSink).write(bytes)) paused = true;
+    },
+    close: () => sink?.end(),
+    error: (reason) => sink?.error(reason),
+  };
+  const wake = () => pump();
+  const source: BodySource = {
+    start(target) {
+      sink = target;
+      controllerRef = outlet;
+      if (!opening) return pump();
+      opening.then(
+        (opened) => {
+          opening = undefined;
+          reader = opened.batches;
+          pendingRead = opened.first;
+          // Ended (client gone, deadline) while the upstream was answering: let this one go too.
+          if (ended) reader.cancel().catch(() => undefined);
+          else pump();
+        },
+        (error: unknown) => fail(codeOf(error)),
+      );
+    },
+    resume() {
+      paused = false;
+      pump();
+    },
+    cancel() {
+      end({ outcome: 'client_gone' });
+    },
+  };
+  Object.defineProperty(body, BODY_SOURCE, {
+    value: () => {
+      if (sink !== undefined || pulled || ended || body.locked) return undefined;
+      return source;
+    },
+  });
   return { body, finished };
+
+  /** What one batch (undefined: the end) made of the stream: ended, bytes sent, or nothing to send (read on). */
+  function deliver(outlet: Outlet, batch: T[] | undefined): Delivered {
+    waitingOnUpstream = false;
+    since = now();
+    try {
+      if (batch === undefined) {
+        const last = format.done();
+        if (last) outlet.enqueue(last);
+        outlet.close();
+        end({ outcome: 'done' });
+        return ENDED;
+      }
+      keepalive?.touch();
+      // An item of a shape no provider should send: the provider failed, never the gateway.
+      const { bytes, failure } = batchBytes(format, batch);
+      if (bytes !== undefined) {
+        outlet.enqueue(bytes);
+        onDelivered?.();
+      }
+      if (failure) {
+        fail(codeOf(failure.error));
+        return ENDED;
+      }
+      return bytes === undefined ? NOTHING : SENT;
+    } catch (error) {
+      fail(codeOf(error));
+      return ENDED;
+    }
+  }
+
+  /** Writes what the upstream has to the sink until it has no more now (then waits for it) or the sink is full. */
+  function pump(): void {
+    if (pumping || reading || ended || paused) return;
+    const batches = reader;
+    if (batches === undefined) return; // still opening
+    pumping = true;
+    try {
+      for (;;) {
+        if (pendingRead !== undefined || batches.readNow === undefined || batches.whenReadable === undefined) {
+          readPromised(batches);
+          return;
+        }
+        // The idle clock starts when the wait does: bytes that make no whole event yet do not restart it.
+        if (!waitingOnUpstream) {
+          waitingOnUpstream = true;
+          since = now();
+        }
+        let batch: T[] | undefined | null;
+        try {
+          batch = batches.readNow();
+        } catch (error) {
+          fail(codeOf(error), error);
+          return;
+        }
+        if (ended) return;
+        if (batch === null) {
+          batches.whenReadable(wake);
+          return;
+        }
+        if (deliver(outlet, batch) === ENDED || paused) return;
+      }
+    } finally {
+      pumping = false;
+    }
+  }
+
+  /** One promised read for the sink: the first (already under way), or each of batches without `readNow`. */
+  function readPromised(batches: ChunkBatches<T>): void {
+    reading = true;
+    waitingOnUpstream = true;
+    since = now();
+    const read = pendingRead ?? batches.read();
+    pendingRead = undefined;
+    read.then(
+      (batch) => {
+        reading = false;
+        if (ended) return;
+        if (deliver(outlet, batch) !== ENDED && !paused) pump();
+      },
+      (error: unknown) => {
+        reading = false;
+        fail(codeOf(error), error);
+      },
+    );
+  }
 
   async function forward(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
     if (opening) {
@@ -262,32 +407,23 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
         return;
       }
       if (ended) return;
-      waitingOnUpstream = false;
-      since = now();
-      try {
-        if (batch === undefined) {
-          const last = format.done();
-          if (last) controller.enqueue(last);
-          controller.close();
-          end({ outcome: 'done' });
-          return;
-        }
-        keepalive?.touch();
-        // An item of a shape no provider should send: the provider failed, never the gateway.
-        const { bytes, failure } = batchBytes(format, batch);
-        if (bytes !== undefined) {
-          controller.enqueue(bytes);
-          options.onDelivered?.();
-        }
-        if (failure) fail(codeOf(failure.error));
-        else if (bytes === undefined) continue;
-      } catch (error) {
-        fail(codeOf(error));
-      }
-      return;
+      if (deliver(controller, batch) !== NOTHING) return;
     }
   }
 }
+
+/** Where the stream's bytes go: the body stream's controller, or the writer to a sink. */
+interface Outlet {
+  enqueue(bytes: Uint8Array): void;
+  close(): void;
+  error(reason: unknown): void;
+}
+
+/** What {@link createMeteredStream}'s `deliver` made of a batch: the stream ended (done, or failed), bytes went out, or nothing to send (read on). */
+const ENDED = 0;
+const SENT = 1;
+const NOTHING = 2;
+type Delivered = typeof ENDED | typeof SENT | typeof NOTHING;
 
 /** The catalogue code of an upstream failure; anything unknown is `upstream_error`. */
 function codeOf(error: unknown): ErrorCode {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { type BodySource, type ByteSink, bodySource } from '@tollgate/core';
 import { cutShort, type IncomingBody, newRequest } from './node-request';
 
 /** Where a failure happened, for {@link NodeListenerOptions.onError}. */
@@ -83,7 +84,7 @@ export function createNodeListener(fetch: FetchHandler, options: NodeListenerOpt
 }
 
 /** One request and its response: the state the shared listeners find through the response. */
-class Exchange {
+class Exchange implements ByteSink {
   readonly abort = new AbortController();
   body: IncomingBody | undefined;
   reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -104,6 +105,11 @@ class Exchange {
   /** Destroys the connection of a client that took nothing for `stallTimeoutMs` (armed while waiting for `drain`). */
   stallTimer: ReturnType<typeof setTimeout> | undefined;
   wake: (() => void) | undefined;
+  /** The body's source, when it writes its bytes here (BODY_SOURCE of @tollgate/core) instead of being read. */
+  source: BodySource | undefined;
+  /** This response replaces a failed one (`onError`'s): a failure of its body is the handler's. */
+  errorReply = false;
+  #resume: (() => void) | undefined;
 
   constructor(
     readonly incoming: IncomingMessage,
@@ -137,6 +143,52 @@ class Exchange {
     outgoing.writeHead(phase === 'request' ? 400 : 500, { 'content-type': 'text/plain; charset=utf-8', 'content-length': text.length });
     outgoing.end(text);
   }
+
+  /** {@link ByteSink}: one chunk of a body source; false while the socket is full (the source waits for `resume`, on `drain`). */
+  write(chunk: Uint8Array): boolean {
+    if (this.gone || this.done) return false;
+    try {
+      if (!this.headWritten) {
+        if (this.pending === undefined) this.pending = [chunk];
+        else this.pending.push(chunk);
+        this.pendingBytes += chunk.byteLength;
+        if (this.pendingBytes > MAX_PENDING_BYTES) writeHead(this);
+      } else write(this, chunk);
+    } catch (error) {
+      this.error(error);
+      return false;
+    }
+    if (!this.outgoing.writableNeedDrain) return true;
+    const source = this.source;
+    this.#resume ??= () => source?.resume();
+    awaitDrain(this, this.#resume);
+    return false;
+  }
+
+  /** {@link ByteSink}: the body source ended. */
+  end(): void {
+    if (this.gone || this.done) return;
+    try {
+      endBody(this);
+    } catch (error) {
+      this.error(error);
+    }
+  }
+
+  /** {@link ByteSink}: the body source failed (or a write of its bytes did). */
+  error(reason: unknown): void {
+    if (this.gone || this.done) return;
+    this.source?.cancel(reason);
+    bodyFailed(this, reason);
+  }
+}
+
+/** A response body that failed: answered 500 if nothing went out yet, else the connection is cut (see `onError`). */
+function bodyFailed(exchange: Exchange, error: unknown): void {
+  const outgoing = exchange.outgoing;
+  if (!exchange.errorReply) exchange.fail(error, 'response');
+  else if (!outgoing.headersSent && !outgoing.destroyed) exchange.fail(error, 'handler');
+  else outgoing.destroy();
 }
 
 /** Waits for the handler's response and writes it; never rejects. */
@@ -148,14 +200,12 @@ async function respond(exchange: Exchange, result: Response | Promise<Response>,
     exchange.fail(error, 'handler');
     return;
   }
+  exchange.errorReply = isErrorReply;
   try {
     await send(exchange, response);
   } catch (error) {
     exchange.reader?.cancel(error).catch(ignore);
-    if (isErrorReply) {
-      if (!exchange.outgoing.headersSent && !exchange.outgoing.destroyed) exchange.fail(error, 'handler');
-      else exchange.outgoing.destroy();
-    } else exchange.fail(error, 'response');
+    bodyFailed(exchange, error);
   }
 }
 
@@ -187,6 +237,14 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
   }
   exchange.status = status;
   exchange.headers = headers;
+  const pushed = bodySource(body);
+  if (pushed !== undefined) {
+    // The body writes its bytes here as they come (`write`, `end`, `error`): no reads, no promise per chunk.
+    exchange.source = pushed;
+    process.nextTick(writeHeadOrFail, exchange);
+    pushed.start(exchange);
+    return;
+  }
   const reader = body.getReader();
   exchange.reader = reader;
   // Everything the body gives before this tick ends is held: if it ends too, the reply has a
@@ -209,6 +267,12 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
     }
     write(exchange, value);
   }
+  endBody(exchange);
+}
+
+/** The body ended: the response ends, in one write with its head and a Content-Length when the head is not out yet. */
+function endBody(exchange: Exchange): void {
+  const outgoing = exchange.outgoing;
   exchange.done = true;
   if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
   if (exchange.headWritten) {
@@ -218,8 +282,9 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
   exchange.headWritten = true;
   exchange.sent = true;
   const pending = exchange.pending;
+  const headers = exchange.headers ?? {};
   if (headers['content-length'] === undefined) headers['content-length'] = exchange.pendingBytes;
-  outgoing.writeHead(status, headers);
+  outgoing.writeHead(exchange.status, headers);
   if (pending === undefined) outgoing.end();
   else outgoing.end(pending.length === 1 ? pending[0] : Buffer.concat(pending, exchange.pendingBytes));
 }
@@ -283,6 +348,7 @@ function writeHeadOrFail(exchange: Exchange): void {
     exchange.fail(error, 'response');
     exchange.gone = true;
     exchange.reader?.cancel(error).catch(ignore);
+    exchange.source?.cancel(error);
   }
 }
 
@@ -332,14 +398,17 @@ function uncork(outgoing: ServerResponse): void {
 
 /** Resolves on `drain`, or when the client goes away. */
 function drained(exchange: Exchange): Promise<void> {
-  return new Promise((resolve) => {
-    exchange.wake = resolve;
-    exchange.outgoing.once('drain', onOutgoingDrain);
-    if (exchange.stallTimeoutMs !== undefined) {
-      exchange.stallTimer = setTimeout(destroyStalled, exchange.stallTimeoutMs, exchange);
-      exchange.stallTimer.unref?.();
-    }
-  });
+  return new Promise((resolve) => awaitDrain(exchange, resolve));
+}
+
+/** Calls `wake` on `drain`, or when the client goes away; a client that takes nothing for `stallTimeoutMs` is cut. */
+function awaitDrain(exchange: Exchange, wake: () => void): void {
+  exchange.wake = wake;
+  exchange.outgoing.once('drain', onOutgoingDrain);
+  if (exchange.stallTimeoutMs !== undefined) {
+    exchange.stallTimer = setTimeout(destroyStalled, exchange.stallTimeoutMs, exchange);
+    exchange.stallTimer.unref?.();
+  }
 }
 
 function onOutgoingDrain(this: WithExchange): void {
@@ -369,6 +438,7 @@ function onOutgoingClose(this: WithExchange): void {
     exchange.gone = true;
     exchange.abort.abort(); // a DOMException AbortError
     exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
+    exchange.source?.cancel(exchange.abort.signal.reason);
     exchange.body?.error(exchange.incoming.errored ?? cutShort());
     const wake = exchange.wake;
     exchange.wake = undefined;

@@ -138,21 +138,36 @@ class ReplyReader implements BodyReader {
 
   read(): Promise<BodyReadResult> {
     return new Promise((resolve, reject) => {
-      const reply = this.reply;
       const step = () => {
-        if (this.#cancelled) return resolve(DONE);
-        if (reply.failed) return reject(reply.failure);
-        const chunk: Buffer | null = reply.source.read();
-        if (chunk !== null) return resolve({ done: false, value: chunk });
-        if (reply.ended) {
-          reply.finish();
-          return resolve(DONE);
+        let read: BodyReadResult | null;
+        try {
+          read = this.readNow();
+        } catch (error) {
+          return reject(error);
         }
-        if (reply.over) return resolve(DONE);
-        reply.wake = step;
+        if (read === null) this.reply.wake = step;
+        else resolve(read);
       };
       step();
     });
+  }
+
+  readNow(): BodyReadResult | null {
+    if (this.#cancelled) return DONE;
+    const reply = this.reply;
+    if (reply.failed) throw reply.failure;
+    const chunk: Buffer | null = reply.source.read();
+    if (chunk !== null) return { done: false, value: chunk };
+    if (reply.ended) {
+      reply.finish();
+      return DONE;
+    }
+    if (reply.over) return DONE;
+    return null;
+  }
+
+  whenReadable(wake: () => void): void {
+    this.reply.wake = wake;
   }
 
   cancel(): Promise<void> {

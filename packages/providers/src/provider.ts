@@ -62,6 +62,14 @@ export type ChunkBatch<T> = T[] & { texts?: (string | undefined)[] };
 export interface ChunkBatches<T> {
   read(): Promise<ChunkBatch<T> | undefined>;
   cancel(): Promise<void>;
+  /**
+   * The next batch if the upstream's bytes read so far make one, the end, or `null` when the
+   * upstream must be waited for (`whenReadable`); throws what `read` would reject with. Offered
+   * where no promise is needed per read (the adapters' batches on @tollgate/node's upstream replies).
+   */
+  readNow?(): ChunkBatch<T> | undefined | null;
+  /** Calls `wake` once, when `readNow` may answer something new; one waiter at a time. */
+  whenReadable?(wake: () => void): void;
 }
 
 /**

@@ -119,7 +119,9 @@ export function sseChunkBatches<T>(response: Response, steps: SseSteps<T, Closin
     link.unlink();
     throw new ProviderError('upstream_error', { accepted: true, status: response.status });
   }
-  return new SseChunkBatches(reader, steps, link, errors);
+  return reader.readNow !== undefined && reader.whenReadable !== undefined
+    ? new SyncSseChunkBatches(reader, steps, link, errors)
+    : new SseChunkBatches(reader, steps, link, errors);
 }
 
 /** {@link sseChunkBatches}' reads: one at a time, as a reader's. */
@@ -172,66 +174,122 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
       }
       out.push(chunks[index] as T);
     }
+    // Held no longer than the batch: the sink outlives it (until the next event, a drip apart, the
+    // step's chunks and the upstream text their texts are slices of would outlive young-generation GCs).
+    sink.clear();
     return true;
   }
 
-  /** Ends the batches with an error, thrown by this read and every later one. */
-  async #fail(reason: unknown): Promise<never> {
-    await this.#end(true);
+  /** Letting the upstream go, once started (what a read that answers the end or an error waits for). */
+  #ending: Promise<void> | undefined;
+
+  /** Ends the batches with an error, thrown by this read and every later one (the upstream being let go). */
+  #throw(reason: unknown): never {
+    this.#ending = this.#end(true);
     const error = this.#failure?.thrown ? this.#failure.reason : reason;
     this.#failure = { reason: error, thrown: true };
     throw error;
   }
 
-  async read(): Promise<ChunkBatch<T> | undefined> {
+  /**
+   * What the events parsed so far answer: a batch, the end (the upstream being let go), or `null`
+   * when the body must be read on (`out` still empty). Throws what a read rejects with.
+   */
+  #answer(out: ChunkBatch<T>): ChunkBatch<T> | undefined | null {
     const failure = this.#failure;
-    if (failure) return this.#fail(failure.thrown ? failure.reason : this.errors.step(failure.reason));
+    if (failure) this.#throw(failure.thrown ? failure.reason : this.errors.step(failure.reason));
     if (this.#closed) return undefined;
     const events = this.#events;
     const sink = this.#sink;
+    while (this.#next < events.length) {
+      if (!this.#run(out, events[this.#next++] as SseEvent)) {
+        if (out.length > 0) {
+          this.#failure = { reason: sink.reason, thrown: false };
+          return out;
+        }
+        this.#throw(this.errors.step(sink.reason));
+      }
+      if (sink.closed) {
+        this.#closed = true;
+        this.#ending = this.#end(false);
+        return out.length > 0 ? out : undefined;
+      }
+    }
+    if (out.length > 0) return out;
+    events.length = 0;
+    this.#next = 0;
+    if (!this.#bodyDone) return null;
+    const ok = this.#run(out);
+    // The body is over: nothing to cancel.
+    this.#ending = this.#end(false);
+    if (!ok) this.#throw(this.errors.step(sink.reason));
+    this.#closed = true;
+    return out.length > 0 ? out : undefined;
+  }
+
+  /** Feeds one read of the body to the parser; false when the batches were cancelled meanwhile. */
+  #feed(read: BodyReadResult): boolean {
+    if (this.#closed) return false;
+    if (read.done) {
+      this.#bodyDone = true;
+      // A last event without its closing blank line still counts.
+      this.#parser.end();
+    } else {
+      this.#parser.push(read.value);
+    }
+    return true;
+  }
+
+  /** A failed read of the body: the end when cancelled meanwhile (the cancel's own abort failed it), else thrown as a read error. */
+  #readFailed(error: unknown): undefined {
+    if (this.#closed) return undefined;
+    return this.#throw(this.errors.read(error));
+  }
+
+  /** {@link ChunkBatches.readNow}, on a reader that has `readNow`. */
+  protected takeNow(): ChunkBatch<T> | undefined | null {
+    const out: ChunkBatch<T> = [];
+    const reader = this.reader as Required<BodyReader>;
+    for (;;) {
+      const answer = this.#answer(out);
+      if (answer !== null) return answer;
+      let read: BodyReadResult | null;
+      try {
+        read = reader.readNow();
+      } catch (error) {
+        return this.#readFailed(error);
+      }
+      if (read === null) return null;
+      if (!this.#feed(read)) return undefined;
+    }
+  }
+
+  async read(): Promise<ChunkBatch<T> | undefined> {
     const out: ChunkBatch<T> = [];
     for (;;) {
-      while (this.#next < events.length) {
-        if (!this.#run(out, events[this.#next++] as SseEvent)) {
-          if (out.length > 0) {
-            this.#failure = { reason: sink.reason, thrown: false };
-            return out;
-          }
-          return this.#fail(this.errors.step(sink.reason));
-        }
-        if (sink.closed) {
-          this.#closed = true;
-          await this.#end(false);
-          return out.length > 0 ? out : undefined;
-        }
+      let answer: ChunkBatch<T> | undefined | null;
+      try {
+        answer = this.#answer(out);
+      } catch (error) {
+        await this.#ending;
+        throw error;
       }
-      if (out.length > 0) return out;
-      events.length = 0;
-      this.#next = 0;
-      if (this.#bodyDone) {
-        const ok = this.#run(out);
-        // The body is over: nothing to cancel.
-        await this.#end(false);
-        if (!ok) return this.#fail(this.errors.step(sink.reason));
-        this.#closed = true;
-        return out.length > 0 ? out : undefined;
+      if (answer !== null) {
+        if (answer === undefined) await this.#ending;
+        return answer;
       }
       let read: BodyReadResult;
       try {
         read = await this.reader.read();
       } catch (error) {
-        // Cancelled meanwhile: the cancel's own abort failed the read; the batches just end.
-        if (this.#closed) return undefined;
-        return this.#fail(this.errors.read(error));
+        try {
+          return this.#readFailed(error);
+        } catch (thrown) {
+          await this.#ending;
+          throw thrown;
+        }
       }
-      if (this.#closed) return undefined; // cancelled meanwhile
-      if (read.done) {
-        this.#bodyDone = true;
-        // A last event without its closing blank line still counts.
-        this.#parser.end();
-      } else {
-        this.#parser.push(read.value);
-      }
+      if (!this.#feed(read)) return undefined;
     }
   }
 
@@ -240,5 +298,20 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     if (!this.#failure?.thrown) this.#failure = undefined;
     this.#closed = true;
     await this.#end(true);
+  }
+}
+
+/**
+ * {@link SseChunkBatches} on a reader that answers what it has now (`readNow`): batches taken with
+ * no promise per read (`readNow`, waiting with `whenReadable`), for a consumer that can wait with a
+ * callback (the gateway's metered stream, written to @tollgate/node's listener).
+ */
+class SyncSseChunkBatches<T> extends SseChunkBatches<T> {
+  readNow(): ChunkBatch<T> | undefined | null {
+    return this.takeNow();
+  }
+
+  whenReadable(wake: () => void): void {
+    (this.reader as Required<BodyReader>).whenReadable(wake);
   }
 }
