@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { startChild } from './start-child';
+import { startScript } from './start-script';
 
 /** One measured row. */
 export interface ChatRow {
@@ -71,7 +72,8 @@ export async function runChatBench(options: ChatBenchOptions): Promise<ChatBench
     const servers = await startChild<{ gateway: string; bare: string; keys: string[] }>(
       'bench/bench-servers-process.ts',
       [upstream.info.url, String(accounts)],
-      options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [],
+      // The node flags of `npm start` (the reference server's), so both servers run as it runs.
+      [...startScript().nodeFlags, ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [])],
     );
     try {
       const { gateway, bare, keys } = servers.info;

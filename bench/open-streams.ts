@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { sqliteStore } from '@tollgate/store-sqlite';
 import { writeBenchCatalogue } from './bench-catalogue';
 import { startChild } from './start-child';
+import { startScript } from './start-script';
 
 const streams = Number(process.env.OPEN_STREAMS ?? 1_000);
 // The user message: a short one by default; PROMPT_KB pads it to that many KiB (what a stream keeps of its request).
@@ -53,16 +54,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The node arguments of the server as `npm start` runs it (`[exec] node <args>` of the start script), after its `prestart` build. */
 function startArgs(): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  // `exec` (so npm's SIGTERM reaches node, not the shell) is the shell's, not node's.
-  const [command, ...args] = (scripts.start ?? '')
-    .trim()
-    .replace(/^exec\s+/, '')
-    .split(/\s+/);
-  if (command !== 'node') throw new Error(`package.json's start script is not "[exec] node …": ${scripts.start}`);
   const built = spawnSync(process.execPath, ['scripts/build-server.mjs'], { cwd: root, stdio: 'inherit' });
   if (built.status !== 0) throw new Error('scripts/build-server.mjs failed');
-  return args;
+  return startScript().args;
 }
 
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts', [String(dripMs)]);

@@ -7,6 +7,7 @@
  */
 import autocannon from 'autocannon';
 import { startChild } from './start-child';
+import { startScript } from './start-script';
 
 const stream = (process.argv[2] ?? 'streamed') === 'streamed';
 const seconds = Number(process.argv[3] ?? 5);
@@ -16,7 +17,7 @@ const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.
 const servers = await startChild<{ gateway: string; keys: string[] }>(
   'bench/bench-servers-process.ts',
   [upstream.info.url, '1000'],
-  ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  [...startScript().nodeFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`],
 );
 let next = 0;
 const result = await autocannon({
