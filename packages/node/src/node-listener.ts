@@ -159,9 +159,12 @@ class Exchange implements ByteSink {
       return false;
     }
     if (!this.outgoing.writableNeedDrain) return true;
-    const source = this.source;
-    this.#resume ??= () => source?.resume();
-    awaitDrain(this, this.#resume);
+    // A source may write again before `drain` (the gateway's keepalive): one wait, one stall timer.
+    if (this.wake === undefined) {
+      const source = this.source;
+      this.#resume ??= () => source?.resume();
+      awaitDrain(this, this.#resume);
+    }
     return false;
   }
 
@@ -178,9 +181,19 @@ class Exchange implements ByteSink {
   /** {@link ByteSink}: the body source failed (or a write of its bytes did). */
   error(reason: unknown): void {
     if (this.gone || this.done) return;
-    this.source?.cancel(reason);
+    cancelSource(this, reason);
     bodyFailed(this, reason);
   }
+}
+
+/** Cancels the exchange's body source, once (a failure cancels it, then the connection it cut closes). */
+function cancelSource(exchange: Exchange, reason: unknown): void {
+  const source = exchange.source;
+  if (source === undefined) return;
+  exchange.source = undefined;
+  // The wait for `drain` was the source's: nothing is to resume it now.
+  exchange.wake = undefined;
+  source.cancel(reason);
 }
 
 /** A response body that failed: answered 500 if nothing went out yet, else the connection is cut (see `onError`). */
@@ -348,7 +361,7 @@ function writeHeadOrFail(exchange: Exchange): void {
     exchange.fail(error, 'response');
     exchange.gone = true;
     exchange.reader?.cancel(error).catch(ignore);
-    exchange.source?.cancel(error);
+    cancelSource(exchange, error);
   }
 }
 
@@ -438,7 +451,7 @@ function onOutgoingClose(this: WithExchange): void {
     exchange.gone = true;
     exchange.abort.abort(); // a DOMException AbortError
     exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
-    exchange.source?.cancel(exchange.abort.signal.reason);
+    cancelSource(exchange, exchange.abort.signal.reason);
     exchange.body?.error(exchange.incoming.errored ?? cutShort());
     const wake = exchange.wake;
     exchange.wake = undefined;

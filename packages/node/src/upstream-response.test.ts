@@ -5,7 +5,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { BODY_READER, type BodyReader, bodyReader } from '@tollgate/core';
+import { BODY_READER, type BodyReader, type BodyReadResult, bodyReader } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUpstreamFetch } from './upstream-fetch';
 import { UpstreamResponse } from './upstream-response';
@@ -46,6 +46,24 @@ async function text(reader: BodyReader): Promise<string> {
 function ownReader(response: Response): BodyReader | undefined {
   return (response as unknown as { [BODY_READER](): BodyReader | undefined })[BODY_READER]();
 }
+
+/** The next read taken with `readNow` alone, waiting with `whenReadable` while it answers null; rejects with what `readNow` throws. */
+async function readSoon(reader: BodyReader): Promise<BodyReadResult> {
+  for (;;) {
+    const read = reader.readNow!();
+    if (read !== null) return read;
+    await new Promise<void>((resolve) => reader.whenReadable!(resolve));
+  }
+}
+
+/** The chunk of `read` as text; fails the test at the body's end. */
+function chunkText(read: BodyReadResult | null): string {
+  if (read === null) return expect.unreachable('nothing to read now');
+  if (read.done) return expect.unreachable('the body ended');
+  return Buffer.from(read.value).toString('utf8');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The rejection of `promise` (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -183,5 +201,132 @@ describe('bodyReader over an UpstreamResponse', () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
     expect(upstream.connections()).toBe(1);
+  });
+
+  it('readNow answers null until bytes arrive, whenReadable wakes once when they do, then readNow answers them and at last the end', async () => {
+    const upstream = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.flushHeaders();
+    });
+    const controller = new AbortController();
+    const reader = bodyReader(await upstream.fetch({ signal: controller.signal }))!;
+    expect(reader.readNow!()).toBeNull();
+    let wakes = 0;
+    const woken = new Promise<void>((resolve) =>
+      reader.whenReadable!(() => {
+        wakes++;
+        resolve();
+      }),
+    );
+    await sleep(30);
+    expect(wakes).toBe(0);
+    const reply = upstream.replies[0]!.response;
+    reply.write('data: one\n\n');
+    await woken;
+    const first = reader.readNow!();
+    expect(first?.done).toBe(false);
+    // The reply's own Buffer, as `read` gives.
+    expect(Buffer.isBuffer(first?.value)).toBe(true);
+    expect(chunkText(first)).toBe('data: one\n\n');
+    expect(reader.readNow!()).toBeNull();
+    // Once woken, the waiter is gone: more bytes wake nobody until whenReadable is called again.
+    reply.write('data: two\n\n');
+    await sleep(30);
+    expect(wakes).toBe(1);
+    expect(chunkText(reader.readNow!())).toBe('data: two\n\n');
+    expect(reader.readNow!()).toBeNull();
+    reply.end('data: last\n\n');
+    expect(chunkText(await readSoon(reader))).toBe('data: last\n\n');
+    expect(await readSoon(reader)).toEqual({ done: true, value: undefined });
+    expect(reader.readNow!()).toEqual({ done: true, value: undefined });
+    // The body is over: the call no longer listens to the signal.
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('read and readNow take turns on the same chunks, in order', async () => {
+    const upstream = await serve((_request, response) => {
+      response.writeHead(200);
+      response.write('one');
+    });
+    const reader = bodyReader(await upstream.fetch())!;
+    expect(chunkText(await readSoon(reader))).toBe('one');
+    const reply = upstream.replies[0]!.response;
+    reply.write('two');
+    expect(await text(reader)).toBe('two');
+    reply.end('three');
+    expect(chunkText(await readSoon(reader))).toBe('three');
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+    expect(reader.readNow!()).toEqual({ done: true, value: undefined });
+  });
+
+  it('after cancel readNow answers the end, even with bytes buffered, and a waiting whenReadable wakes', async () => {
+    const upstream = await serve((_request, response) => {
+      response.writeHead(200);
+      response.write('partial');
+    });
+    const reader = bodyReader(await upstream.fetch())!;
+    expect(chunkText(await readSoon(reader))).toBe('partial');
+    expect(reader.readNow!()).toBeNull();
+    let wakes = 0;
+    reader.whenReadable!(() => wakes++);
+    await reader.cancel();
+    expect(wakes).toBe(1);
+    expect(reader.readNow!()).toEqual({ done: true, value: undefined });
+    await upstream.replies[0]!.socketClosed;
+    expect(reader.readNow!()).toEqual({ done: true, value: undefined });
+    // Bytes that arrived but were not taken are not handed out after the cancel.
+    const buffered = await serve((_request, response) => {
+      response.writeHead(200);
+      response.flushHeaders();
+    });
+    const second = bodyReader(await buffered.fetch())!;
+    expect(second.readNow!()).toBeNull();
+    const arrived = new Promise<void>((resolve) => second.whenReadable!(resolve));
+    buffered.replies[0]!.response.write('unread');
+    await arrived;
+    await second.cancel();
+    expect(second.readNow!()).toEqual({ done: true, value: undefined });
+    await buffered.replies[0]!.socketClosed;
+  });
+
+  it('a body cut mid-way wakes the waiter, and readNow throws TypeError terminated, every time', async () => {
+    const upstream = await serve((_request, response) => {
+      response.writeHead(200, { 'content-length': '100' });
+      response.write('only part');
+    });
+    const reader = bodyReader(await upstream.fetch())!;
+    expect(chunkText(await readSoon(reader))).toBe('only part');
+    expect(reader.readNow!()).toBeNull();
+    const woken = new Promise<void>((resolve) => reader.whenReadable!(resolve));
+    upstream.replies[0]!.response.socket!.destroy();
+    await woken;
+    let error: unknown;
+    try {
+      reader.readNow!();
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('terminated');
+    expect(() => reader.readNow!()).toThrow(error as Error);
+    expect(await rejection(reader.read())).toBe(error);
+  });
+
+  it('an abort of the request signal mid-body wakes the waiter, and readNow throws the signal reason', async () => {
+    const upstream = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+    });
+    const controller = new AbortController();
+    const reader = bodyReader(await upstream.fetch({ signal: controller.signal }))!;
+    expect(chunkText(await readSoon(reader))).toBe('data: first\n\n');
+    expect(reader.readNow!()).toBeNull();
+    let wakes = 0;
+    reader.whenReadable!(() => wakes++);
+    const reason = new Error('client left');
+    controller.abort(reason);
+    expect(wakes).toBe(1);
+    expect(() => reader.readNow!()).toThrow(reason);
+    await upstream.replies[0]!.socketClosed;
   });
 });
