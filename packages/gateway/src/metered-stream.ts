@@ -249,7 +249,15 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   let reading = false;
   const outlet: Outlet = {
     enqueue(bytes) {
-      if (!(sink as ByteSink).write(bytes)) paused = true;
+      if ((sink as ByteSink).write(bytes) || paused) return;
+      paused = true;
+      // From now on the stream waits on its client (a keepalive that filled the sink while the
+      // upstream was awaited included): an event the upstream sends meanwhile is not read until
+      // `resume`, so only the client's stall limit applies.
+      if (!reading) {
+        waitingOnUpstream = false;
+        since = now();
+      }
     },
     close: () => sink?.end(),
     error: (reason) => sink?.error(reason),

@@ -1,8 +1,16 @@
+import { BODY_READER, type BodyReader, type BodyReadResult } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { type ChatProvider, ProviderError } from '../provider';
 import { pieceBody } from '../../test/piece-body';
 import { chatStreamOf, pairedChatBatches, streamOfBatches } from './chunk-batches';
-import { type ChunkSink, type ClosingChunkSink, openUpstreamStream as openBatches, type SseSteps, sseChunkBatches } from './open-upstream-stream';
+import {
+  type ChunkSink,
+  type ClosingChunkSink,
+  openUpstreamStream as openBatches,
+  type SseStreamErrors,
+  type SseSteps,
+  sseChunkBatches,
+} from './open-upstream-stream';
 
 /** The batches as the stream a provider's `chatStream` returns. */
 const openUpstreamStream = async (...args: Parameters<typeof openBatches<string>>) => streamOfBatches(await openBatches(...args));
@@ -336,5 +344,405 @@ describe('chatStreamOf and pairedChatBatches', () => {
     expect(pairedChatBatches({ ...adapter, chatStream: async () => new ReadableStream() })).toBeUndefined();
     expect(pairedChatBatches({ ...adapter, chatBatches: async () => chatBatches() })).toBeUndefined();
     expect(pairedChatBatches({ ...base, chatStream: adapter.chatStream })).toBeUndefined();
+  });
+});
+
+/**
+ * A body reader that answers what it has now (`readNow`, `whenReadable`), as @tollgate/node's
+ * upstream replies do (packages/node/src/upstream-response.ts): the test pushes pieces, ends or
+ * fails the body, and each wakes the one waiter. `read` waits the same way, with a promise.
+ */
+function pushReader() {
+  const encoder = new TextEncoder();
+  const queue: Uint8Array[] = [];
+  const seen = { readNows: 0, reads: 0, cancels: 0 };
+  let ended = false;
+  let failure: Error | undefined;
+  let cancelled = false;
+  let waiter: (() => void) | undefined;
+  const wakeUp = () => {
+    const wake = waiter;
+    waiter = undefined;
+    wake?.();
+  };
+  const reader: Required<BodyReader> = {
+    readNow() {
+      seen.readNows++;
+      if (cancelled) return { done: true, value: undefined };
+      if (failure) throw failure;
+      const value = queue.shift();
+      if (value !== undefined) return { done: false, value };
+      return ended ? { done: true, value: undefined } : null;
+    },
+    whenReadable(wake) {
+      waiter = wake;
+    },
+    read() {
+      seen.reads++;
+      return new Promise((resolve, reject) => {
+        const step = () => {
+          let read: BodyReadResult | null;
+          try {
+            read = reader.readNow();
+          } catch (error) {
+            return reject(error);
+          }
+          if (read === null) waiter = step;
+          else resolve(read);
+        };
+        step();
+      });
+    },
+    async cancel() {
+      seen.cancels++;
+      cancelled = true;
+      wakeUp();
+    },
+  };
+  const response = new Response(null);
+  Object.defineProperty(response, BODY_READER, { value: () => reader });
+  return {
+    response,
+    reader,
+    seen,
+    /** Whether a waiter is set (`whenReadable`, or a `read` waiting). */
+    waiting: () => waiter !== undefined,
+    push(...pieces: string[]) {
+      for (const piece of pieces) queue.push(encoder.encode(piece));
+      wakeUp();
+    },
+    end() {
+      ended = true;
+      wakeUp();
+    },
+    fail(error: Error) {
+      failure = error;
+      wakeUp();
+    },
+  };
+}
+
+/** Batches with `readNow` over a {@link pushReader} (fails the test when they have none). */
+function pushBatches(steps: SseSteps<string, ClosingChunkSink<string>>, errors: SseStreamErrors = passErrors) {
+  const body = pushReader();
+  const { calls, link } = recordingLink();
+  const batches = sseChunkBatches(body.response, steps, link, errors);
+  if (batches.readNow === undefined || batches.whenReadable === undefined) throw new Error('batches without readNow');
+  const readNow = () => {
+    const batch = batches.readNow?.();
+    // A plain array, so that toEqual does not compare a `texts` the steps never gave.
+    return batch ? [...batch] : batch;
+  };
+  return { ...body, batches, calls, readNow };
+}
+
+/** The error `run` throws (fails the test when it returns). */
+function thrown(run: () => unknown): unknown {
+  try {
+    const value = run();
+    return expect.unreachable(`returned ${JSON.stringify(value)}`);
+  } catch (error) {
+    return error;
+  }
+}
+
+describe('sseChunkBatches over a reader that answers what it has now (readNow)', () => {
+  it('readNow answers null while no whole event is buffered, without a promised read', () => {
+    const body = pushBatches(steps());
+    expect(body.readNow()).toBeNull();
+    expect(body.seen).toEqual({ readNows: 1, reads: 0, cancels: 0 });
+    // Bytes that make no whole event yet: still null, the piece taken.
+    body.push('data: a');
+    expect(body.readNow()).toBeNull();
+    expect(body.seen).toEqual({ readNows: 3, reads: 0, cancels: 0 });
+    expect(body.calls).toEqual({ abort: 0, unlink: 0 });
+  });
+
+  it('answers every chunk of the events one body read brought as one batch, one body read per batch', () => {
+    const body = pushBatches(steps());
+    body.push('data: a\n\ndata: two\n\ndata: b\n\n', 'data: c\n\n');
+    expect(body.readNow()).toEqual(['a', 'two-a', 'two-b', 'b']);
+    expect(body.seen.readNows).toBe(1);
+    expect(body.readNow()).toEqual(['c']);
+    expect(body.seen.readNows).toBe(2);
+    expect(body.readNow()).toBeNull();
+    expect(body.seen.reads).toBe(0);
+  });
+
+  it('an event split across two body reads: null after the first part, its chunk after the second', () => {
+    const body = pushBatches(steps());
+    body.push('data: a\n\ndata: b');
+    expect(body.readNow()).toEqual(['a']);
+    expect(body.readNow()).toBeNull();
+    body.push('\n\n');
+    expect(body.readNow()).toEqual(['b']);
+    // A body read that gives no chunk (a comment) is read past in the same readNow.
+    body.push(': keepalive\n\n', 'data: c\n\n');
+    expect(body.readNow()).toEqual(['c']);
+    expect(body.readNow()).toBeNull();
+  });
+
+  it('whenReadable waits on the reader: the wake comes when the body has something new', () => {
+    const body = pushBatches(steps());
+    expect(body.readNow()).toBeNull();
+    let wakes = 0;
+    body.batches.whenReadable?.(() => wakes++);
+    expect(body.waiting()).toBe(true);
+    expect(wakes).toBe(0);
+    body.push('data: a\n\n');
+    expect(wakes).toBe(1);
+    expect(body.readNow()).toEqual(['a']);
+    // Called once: a second push wakes no one.
+    body.push('data: b\n\n');
+    expect(wakes).toBe(1);
+  });
+
+  it('[DONE] (a step that closes the sink): the chunks before it, then the end; the body let go, the call not aborted', () => {
+    const body = pushBatches(closingSteps());
+    body.push('data: a\n\ndata: done\n\ndata: never\n\n');
+    expect(body.readNow()).toEqual(['a']);
+    // Let go before the caller sees the end, as with read(): cancelled (the body did not end), unlinked.
+    expect(body.calls).toEqual({ abort: 0, unlink: 1 });
+    expect(body.seen.cancels).toBe(1);
+    const readNows = body.seen.readNows;
+    expect(body.readNow()).toBeUndefined();
+    expect(body.readNow()).toBeUndefined();
+    // The rest of the body is not read.
+    expect(body.seen.readNows).toBe(readNows);
+    expect(body.calls).toEqual({ abort: 0, unlink: 1 });
+
+    // A close alone in its body read answers the end at once.
+    const alone = pushBatches(closingSteps());
+    alone.push('data: done\n\n');
+    expect(alone.readNow()).toBeUndefined();
+    expect(alone.calls).toEqual({ abort: 0, unlink: 1 });
+  });
+
+  it('the body’s end: the flush’s chunks, then the end; nothing cancelled or aborted', () => {
+    const body = pushBatches(steps());
+    body.push('data: a\n\n', 'data: end\n\n');
+    expect(body.readNow()).toEqual(['a']);
+    // `end` gives no chunk: read past; then the body has nothing now.
+    expect(body.readNow()).toBeNull();
+    body.end();
+    expect(body.readNow()).toEqual(['last']);
+    expect(body.calls).toEqual({ abort: 0, unlink: 1 });
+    expect(body.readNow()).toBeUndefined();
+    expect(body.readNow()).toBeUndefined();
+    // Read to its end: nothing to cancel.
+    expect(body.seen.cancels).toBe(0);
+
+    // A last event without its closing blank line still counts; a flush with no chunk answers the end with that batch's.
+    const quiet: SseSteps<string, ClosingChunkSink<string>> = { transform: (event, sink) => sink.enqueue(event.data), flush: () => undefined };
+    const unterminated = pushBatches(quiet);
+    unterminated.push('data: z');
+    expect(unterminated.readNow()).toBeNull();
+    unterminated.end();
+    expect(unterminated.readNow()).toEqual(['z']);
+    expect(unterminated.readNow()).toBeUndefined();
+    expect(unterminated.calls).toEqual({ abort: 0, unlink: 1 });
+  });
+
+  it('a step’s error (mapped by `errors.step`): the chunks before it, then thrown by this readNow and every later one; the call cut', () => {
+    const wrap = {
+      step: (reason: unknown) => new Error('step failed', { cause: reason }),
+      read: (error: unknown) => new Error('read failed', { cause: error }),
+    };
+    const body = pushBatches(steps(), wrap);
+    body.push('data: a\n\ndata: fail\n\ndata: c\n\n');
+    expect(body.readNow()).toEqual(['a']);
+    // Not let go yet: the error is still to be seen.
+    expect(body.calls).toEqual({ abort: 0, unlink: 0 });
+    const error = thrown(() => body.readNow()) as Error;
+    expect(error.message).toBe('step failed');
+    expect((error.cause as ProviderError).code).toBe('content_filter');
+    expect(body.calls).toEqual({ abort: 1, unlink: 1 });
+    expect(body.seen.cancels).toBe(1);
+    expect(thrown(() => body.readNow())).toBe(error);
+    expect(thrown(() => body.readNow())).toBe(error);
+    expect(body.calls).toEqual({ abort: 1, unlink: 1 });
+
+    // A throwing step alone in its batch: thrown at once.
+    const bad = pushBatches(steps(), wrap);
+    bad.push('data: bad\n\n');
+    const made = thrown(() => bad.readNow()) as Error;
+    expect(made.message).toBe('step failed');
+    expect(made.cause).toBeInstanceOf(TypeError);
+    expect(bad.calls).toEqual({ abort: 1, unlink: 1 });
+
+    // A body that ends too soon: the flush's error.
+    const short = pushBatches(steps(), wrap);
+    short.push('data: a\n\n');
+    short.end();
+    expect(short.readNow()).toEqual(['a']);
+    const early = thrown(() => short.readNow()) as Error;
+    expect(early.message).toBe('step failed');
+    expect((early.cause as ProviderError).code).toBe('upstream_error');
+    // The body is over: the call unlinked, nothing to cancel or abort.
+    expect(short.calls).toEqual({ abort: 0, unlink: 1 });
+    expect(short.seen.cancels).toBe(0);
+    expect(thrown(() => short.readNow())).toBe(early);
+  });
+
+  it('a body read that fails (mapped by `errors.read`): thrown by this readNow and every later one; the call cut', () => {
+    const wrap = {
+      step: (reason: unknown) => new Error('step failed', { cause: reason }),
+      read: (error: unknown) => new Error('read failed', { cause: error }),
+    };
+    const body = pushBatches(steps(), wrap);
+    body.push('data: a\n\n');
+    expect(body.readNow()).toEqual(['a']);
+    const cut = new TypeError('terminated');
+    body.fail(cut);
+    const error = thrown(() => body.readNow()) as Error;
+    expect(error.message).toBe('read failed');
+    expect(error.cause).toBe(cut);
+    expect(body.calls).toEqual({ abort: 1, unlink: 1 });
+    expect(body.seen.cancels).toBe(1);
+    expect(thrown(() => body.readNow())).toBe(error);
+    expect(body.calls).toEqual({ abort: 1, unlink: 1 });
+  });
+
+  it('the read errors of openUpstreamStream: a failed body read is upstream_error', async () => {
+    const body = pushReader();
+    const batches = await openBatches(undefined, async () => body.response, steps());
+    body.push('data: a\n\n');
+    expect(batches.readNow?.()).toEqual(['a']);
+    body.fail(new TypeError('terminated'));
+    const error = thrown(() => batches.readNow?.());
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).code).toBe('upstream_error');
+  });
+
+  it('cancel cuts the call, and every readNow after it answers the end, even with events buffered', async () => {
+    const body = pushBatches(steps());
+    body.push('data: a\n\n');
+    expect(body.readNow()).toEqual(['a']);
+    body.push('data: b\n\n');
+    await body.batches.cancel();
+    expect(body.calls).toEqual({ abort: 1, unlink: 1 });
+    expect(body.seen.cancels).toBe(1);
+    expect(body.readNow()).toBeUndefined();
+    expect(body.readNow()).toBeUndefined();
+
+    // An error met after a batch's chunks and not thrown yet is dropped with the rest.
+    const failing = pushBatches(steps());
+    failing.push('data: a\n\ndata: fail\n\n');
+    expect(failing.readNow()).toEqual(['a']);
+    await failing.batches.cancel();
+    expect(failing.readNow()).toBeUndefined();
+    expect(failing.calls).toEqual({ abort: 1, unlink: 1 });
+  });
+
+  it('read() and readNow() share the batches: each takes on where the other stopped', async () => {
+    const body = pushBatches(steps());
+    body.push('data: a\n\ndata: b');
+    expect(body.readNow()).toEqual(['a']);
+    const next = body.batches.read();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    body.push('\n\ndata: c\n\n');
+    expect([...((await next) ?? [])]).toEqual(['b', 'c']);
+    body.push('data: end\n\n');
+    body.end();
+    expect(body.readNow()).toEqual(['last']);
+    expect(await body.batches.read()).toBeUndefined();
+    expect(body.calls).toEqual({ abort: 0, unlink: 1 });
+  });
+
+  it('batches carry the texts the steps gave, taken with readNow as with read()', () => {
+    const textSteps: SseSteps<string, ClosingChunkSink<string>> = {
+      transform(event, sink) {
+        if (event.data === 'plain') return sink.enqueue('plain');
+        sink.enqueue(event.data.toUpperCase(), event.data);
+      },
+      flush: () => undefined,
+    };
+    const body = pushBatches(textSteps);
+    body.push('data: a\n\ndata: plain\n\ndata: b\n\n');
+    const batch = body.batches.readNow?.();
+    expect([...(batch ?? [])]).toEqual(['A', 'plain', 'B']);
+    expect(batch?.texts).toEqual(['a', undefined, 'b']);
+    body.push('data: plain\n\n');
+    expect(body.batches.readNow?.()?.texts).toBeUndefined();
+  });
+
+  it('a reader without readNow and whenReadable (a web stream’s) gives batches with read() only', async () => {
+    const { link } = recordingLink();
+    const web = sseChunkBatches(new Response('data: a\n\ndata: done\n\n'), closingSteps(), link, passErrors);
+    expect(web.readNow).toBeUndefined();
+    expect(web.whenReadable).toBeUndefined();
+    expect(await web.read()).toEqual(['a']);
+    expect(await web.read()).toBeUndefined();
+
+    // readNow alone is not enough: the batches could not wait.
+    const half = pushReader();
+    const { whenReadable: _, ...withoutWait } = half.reader;
+    const response = new Response(null);
+    Object.defineProperty(response, BODY_READER, { value: () => withoutWait });
+    const batches = sseChunkBatches(response, closingSteps(), recordingLink().link, passErrors);
+    expect(batches.readNow).toBeUndefined();
+    expect(batches.whenReadable).toBeUndefined();
+    half.push('data: a\n\n');
+    expect(await batches.read()).toEqual(['a']);
+    expect(half.seen.reads).toBe(1);
+  });
+});
+
+describe('sseChunkBatches: what a step enqueued is not kept once its batch was answered', () => {
+  /** Every value reachable from `value` through own properties and array items (the sink's fields). */
+  function reachable(value: unknown, seen = new Set<unknown>()): Set<unknown> {
+    if (seen.has(value)) return seen;
+    seen.add(value);
+    if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) reachable(item, seen);
+    return seen;
+  }
+
+  /** Object chunks with their texts, and the sink each step was given. */
+  function objectSteps() {
+    const sinks = new Set<object>();
+    const made: object[] = [];
+    const texts: string[] = [];
+    const steps: SseSteps<object, ClosingChunkSink<object>> = {
+      transform(event, sink) {
+        sinks.add(sink);
+        if (event.data === 'done') return sink.close();
+        const chunk = { data: event.data };
+        made.push(chunk);
+        // A text made here, so no other copy is interned by the parser.
+        const text = JSON.stringify(chunk);
+        texts.push(text);
+        sink.enqueue(chunk, text);
+      },
+      flush: (sink) => void sinks.add(sink),
+    };
+    return { steps, sinks, made, texts };
+  }
+
+  const expectNoneKept = (sinks: Set<object>, made: object[], texts: string[]) => {
+    expect(sinks.size).toBe(1);
+    const held = reachable([...sinks][0]);
+    for (const chunk of made) expect(held.has(chunk)).toBe(false);
+    for (const text of texts) expect(held.has(text)).toBe(false);
+  };
+
+  it('with readNow: the sink the steps write into holds none of the batch’s chunks or texts', () => {
+    const { steps, sinks, made, texts } = objectSteps();
+    const body = pushReader();
+    const batches = sseChunkBatches(body.response, steps, recordingLink().link, passErrors);
+    body.push('data: a\n\ndata: b\n\n');
+    expect([...(batches.readNow?.() ?? [])]).toEqual([{ data: 'a' }, { data: 'b' }]);
+    expect(made).toHaveLength(2);
+    expectNoneKept(sinks, made, texts);
+    body.push('data: c\n\ndata: done\n\n');
+    expect([...(batches.readNow?.() ?? [])]).toEqual([{ data: 'c' }]);
+    expectNoneKept(sinks, made, texts);
+  });
+
+  it('with read(): the same', async () => {
+    const { steps, sinks, made, texts } = objectSteps();
+    const batches = sseChunkBatches(new Response('data: a\n\ndata: b\n\n'), steps, recordingLink().link, passErrors);
+    expect([...((await batches.read()) ?? [])]).toEqual([{ data: 'a' }, { data: 'b' }]);
+    expectNoneKept(sinks, made, texts);
+    expect(await batches.read()).toBeUndefined();
   });
 });
