@@ -127,6 +127,10 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     pendingRead = options.upstream.first;
   }
   let controllerRef: Outlet | undefined;
+  /** The body stream's own controller (`controllerRef` is the sink's outlet once a sink took the bytes). */
+  let streamController: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** The body, while it offers its source (see `letBodyGo`). */
+  let offering: ReadableStream<Uint8Array> | undefined;
   let ended = false;
   // The idle clock: since when we wait on the upstream (still opening, or a read pending) or,
   // between reads, on the client. Only upstream silence is an upstream stall; a client that does
@@ -154,6 +158,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   const end = (result: StreamEnd) => {
     if (ended) return;
     ended = true;
+    letBodyGo();
     keepalive?.stop();
     timers.clearTimeout(idleTimer);
     signal.removeEventListener('abort', onClientGone);
@@ -219,6 +224,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     {
       start(controller) {
         controllerRef = controller;
+        streamController = controller;
         if (signal.aborted) return onClientGone();
         signal.addEventListener('abort', onClientGone, { once: true });
         watchIdle();
@@ -293,8 +299,28 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       if (sink !== undefined || pulled || ended || body.locked) return undefined;
       return source;
     },
+    writable: true,
   });
+  offering = body;
   return { body, finished };
+
+  /**
+   * The stream ended: its body lets go of this stream's state (the source hook, and the stream's
+   * algorithms when a sink took the bytes and nobody read it), which would otherwise live as long
+   * as whoever keeps the Response — long enough, under load, to be promoted to the old generation.
+   */
+  function letBodyGo(): void {
+    const hooked = offering;
+    if (hooked === undefined) return; // ended while the body was being made
+    offering = undefined;
+    (hooked as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
+    if (sink === undefined) return;
+    try {
+      streamController?.close();
+    } catch {
+      // Closed already: nothing to let go.
+    }
+  }
 
   /** What one batch (undefined: the end) made of the stream: ended, bytes sent, or nothing to send (read on). */
   function deliver(outlet: Outlet, batch: T[] | undefined): Delivered {
@@ -432,6 +458,11 @@ const ENDED = 0;
 const SENT = 1;
 const NOTHING = 2;
 type Delivered = typeof ENDED | typeof SENT | typeof NOTHING;
+
+/** What a body that ended offers under BODY_SOURCE: nothing (read its stream). */
+function offerNothing(): undefined {
+  return undefined;
+}
 
 /** The catalogue code of an upstream failure; anything unknown is `upstream_error`. */
 function codeOf(error: unknown): ErrorCode {

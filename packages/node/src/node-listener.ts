@@ -168,9 +168,17 @@ class Exchange implements ByteSink {
     return false;
   }
 
+  /** Drops the closure that resumes the source (it keeps the source). */
+  forgetResume(): void {
+    this.#resume = undefined;
+  }
+
   /** {@link ByteSink}: the body source ended. */
   end(): void {
     if (this.gone || this.done) return;
+    // Done with the source: the exchange may outlive the response (until the connection's next request).
+    this.source = undefined;
+    this.#resume = undefined;
     try {
       endBody(this);
     } catch (error) {
@@ -193,6 +201,7 @@ function cancelSource(exchange: Exchange, reason: unknown): void {
   exchange.source = undefined;
   // The wait for `drain` was the source's: nothing is to resume it now.
   exchange.wake = undefined;
+  exchange.forgetResume();
   source.cancel(reason);
 }
 
