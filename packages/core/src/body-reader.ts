@@ -45,3 +45,26 @@ export function bodyReader(response: Response): BodyReader | null {
   if (own !== undefined) return own;
   return response.body?.getReader() ?? null;
 }
+
+/**
+ * One promised read of a reader that answers what it has now: `readNow`, then `whenReadable` and
+ * `readNow` again until it answers (a reader's `read` can be this).
+ *
+ * @example
+ * read: () => readWhenReadable(reader),
+ */
+export function readWhenReadable(reader: Pick<Required<BodyReader>, 'readNow' | 'whenReadable'>): Promise<BodyReadResult> {
+  return new Promise((resolve, reject) => {
+    const step = () => {
+      let read: BodyReadResult | null;
+      try {
+        read = reader.readNow();
+      } catch (error) {
+        return reject(error);
+      }
+      if (read === null) reader.whenReadable(step);
+      else resolve(read);
+    };
+    step();
+  });
+}

@@ -12,7 +12,7 @@ export type { Account, AccountState } from './account';
 export { MICROS_PER_CREDIT, MICROS_PER_DOLLAR, isMicros, mulDivCeil, mulDivFloor } from './money';
 export { utf8ByteLength } from './utf8-byte-length';
 export { concatBytes } from './concat-bytes';
-export { BODY_READER, bodyReader } from './body-reader';
+export { BODY_READER, bodyReader, readWhenReadable } from './body-reader';
 export type { BodyReader, BodyReadResult } from './body-reader';
 export { BODY_SOURCE, bodySource } from './body-source';
 export type { BodySource, ByteSink } from './body-source';

@@ -10,7 +10,17 @@
  * slot or hold may remain.
  */
 import { estimateCompletionTokens } from '@tollgate/billing';
-import { BODY_READER, type BodyReader, type BodyReadResult, type BodySource, type ByteSink, bodySource, errorRecord, type ErrorCode } from '@tollgate/core';
+import {
+  BODY_READER,
+  type BodyReader,
+  type BodyReadResult,
+  type BodySource,
+  type ByteSink,
+  bodySource,
+  errorRecord,
+  type ErrorCode,
+  readWhenReadable,
+} from '@tollgate/core';
 import { openaiCompatible } from '@tollgate/providers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatBody, type SetupOptions, setup, type TestGateway, UPSTREAM_KEY } from '../test/test-harness';
@@ -112,19 +122,7 @@ function readNowBody(response: Response, tap: Tap): Response {
     },
     read() {
       tap.promised++;
-      return new Promise((resolve, reject) => {
-        const step = () => {
-          let read: BodyReadResult | null;
-          try {
-            read = reader.readNow();
-          } catch (error) {
-            return reject(error);
-          }
-          if (read === null) waiter = step;
-          else resolve(read);
-        };
-        step();
-      });
+      return readWhenReadable(reader);
     },
     async cancel(reason) {
       if (cancelled) return;

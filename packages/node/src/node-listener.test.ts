@@ -5,6 +5,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions, probeSourceSlot } from './node-listener';
 import { listenOnLoopback } from '../test/listen';
+import { parse, sleep, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -67,26 +68,6 @@ async function raw(port: number, bytes: string): Promise<string> {
   await client.closed;
   return client.text();
 }
-
-function parse(reply: string): { status: number; headers: Record<string, string>; body: string } {
-  const at = reply.indexOf('\r\n\r\n');
-  const [statusLine = '', ...lines] = reply.slice(0, at).split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { status: Number(statusLine.split(' ')[1]), headers, body: reply.slice(at + 4) };
-}
-
-const until = async (test: () => boolean, ms = 5_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('createNodeListener: the request', () => {
   it('has the method, the absolute URL from Host, every header (duplicates appended) and the body', async () => {

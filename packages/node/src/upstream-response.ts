@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { BODY_READER, type BodyReader, type BodyReadResult } from '@tollgate/core';
+import { BODY_READER, type BodyReader, type BodyReadResult, readWhenReadable } from '@tollgate/core';
 import { kMaterialise, standInFor } from './stand-in';
 
 /**
@@ -137,19 +137,7 @@ class ReplyReader implements BodyReader {
   constructor(readonly reply: ReplyBody) {}
 
   read(): Promise<BodyReadResult> {
-    return new Promise((resolve, reject) => {
-      const step = () => {
-        let read: BodyReadResult | null;
-        try {
-          read = this.readNow();
-        } catch (error) {
-          return reject(error);
-        }
-        if (read === null) this.reply.wake = step;
-        else resolve(read);
-      };
-      step();
-    });
+    return readWhenReadable(this);
   }
 
   readNow(): BodyReadResult | null {

@@ -1,4 +1,4 @@
-import { BODY_READER, type BodyReader, type BodyReadResult } from '@tollgate/core';
+import { BODY_READER, type BodyReader, readWhenReadable } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { type ChatProvider, ProviderError } from '../provider';
 import { pieceBody } from '../../test/piece-body';
@@ -379,19 +379,7 @@ function pushReader() {
     },
     read() {
       seen.reads++;
-      return new Promise((resolve, reject) => {
-        const step = () => {
-          let read: BodyReadResult | null;
-          try {
-            read = reader.readNow();
-          } catch (error) {
-            return reject(error);
-          }
-          if (read === null) waiter = step;
-          else resolve(read);
-        };
-        step();
-      });
+      return readWhenReadable(reader);
     },
     async cancel() {
       seen.cancels++;
