@@ -10,7 +10,7 @@ import { BODY_SOURCE, type BodySource, type ByteSink } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions } from './node-listener';
 import { listenOnLoopback } from '../test/listen';
-import { parse, sleep, until } from '../test/wire';
+import { countSocketWrites, parse, sleep, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -28,22 +28,8 @@ interface Served {
 /** Serves `fetch` through createNodeListener on a loopback port, counting the socket writes of each connection. */
 async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promise<Served> {
   const listener = createNodeListener(fetch, options);
-  const writes: number[] = [];
   const server = createServer((request: IncomingMessage, response: ServerResponse) => listener(request, response));
-  server.on('connection', (socket: Socket) => {
-    const index = writes.push(0) - 1;
-    const counted = socket as Socket & { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
-    const write = counted._write.bind(socket);
-    const writev = counted._writev.bind(socket);
-    counted._write = (...args) => {
-      writes[index] = (writes[index] ?? 0) + 1;
-      write(...args);
-    };
-    counted._writev = (...args) => {
-      writes[index] = (writes[index] ?? 0) + 1;
-      writev(...args);
-    };
-  });
+  const writes = countSocketWrites(server);
   const port = await listenOnLoopback(server, cleanups);
   return { port, url: `http://127.0.0.1:${port}`, server, writes };
 }

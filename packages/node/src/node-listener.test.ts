@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions, probeSourceSlot } from './node-listener';
 import { listenOnLoopback } from '../test/listen';
-import { parse, sleep, until } from '../test/wire';
+import { countSocketWrites, parse, sleep, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -26,25 +26,11 @@ interface Served {
 async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promise<Served> {
   const listener = createNodeListener(fetch, options);
   const incoming: IncomingMessage[] = [];
-  const writes: number[] = [];
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     incoming.push(request);
     listener(request, response);
   });
-  server.on('connection', (socket: Socket) => {
-    const index = writes.push(0) - 1;
-    const counted = socket as Socket & { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
-    const write = counted._write.bind(socket);
-    const writev = counted._writev.bind(socket);
-    counted._write = (...args) => {
-      writes[index] = (writes[index] ?? 0) + 1;
-      write(...args);
-    };
-    counted._writev = (...args) => {
-      writes[index] = (writes[index] ?? 0) + 1;
-      writev(...args);
-    };
-  });
+  const writes = countSocketWrites(server);
   const port = await listenOnLoopback(server, cleanups);
   return { port, url: `http://127.0.0.1:${port}`, server, incoming, writes };
 }

@@ -1,4 +1,6 @@
-/** Helpers the listener tests share: a raw HTTP/1.1 reply taken apart, and waiting on a condition. */
+/** Helpers the listener tests share: socket writes counted, a raw HTTP/1.1 reply taken apart, waiting on a condition. */
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** A raw reply's status, headers (lower-cased names) and body as it came (chunked framing included). */
 export function parse(reply: string): { status: number; headers: Record<string, string>; body: string } {
@@ -22,3 +24,23 @@ export async function until(test: () => boolean, ms = 5_000): Promise<void> {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Counts the socket writes (`_write` and `_writev` calls) of each connection `server` accepts, in order of connection. */
+export function countSocketWrites(server: Server): number[] {
+  const writes: number[] = [];
+  server.on('connection', (socket: Socket) => {
+    const index = writes.push(0) - 1;
+    const counted = socket as Socket & { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+    const write = counted._write.bind(socket);
+    const writev = counted._writev.bind(socket);
+    counted._write = (...args) => {
+      writes[index] = (writes[index] ?? 0) + 1;
+      write(...args);
+    };
+    counted._writev = (...args) => {
+      writes[index] = (writes[index] ?? 0) + 1;
+      writev(...args);
+    };
+  });
+  return writes;
+}
