@@ -301,7 +301,9 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     },
     writable: true,
   });
-  offering = body;
+  // A stream that ended while it was made (a client gone before its start) has nothing to offer.
+  if (ended) (body as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
+  else offering = body;
   return { body, finished };
 
   /**

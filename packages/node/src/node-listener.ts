@@ -227,6 +227,7 @@ async function respond(exchange: Exchange, result: Response | Promise<Response>,
     await send(exchange, response);
   } catch (error) {
     exchange.reader?.cancel(error).catch(ignore);
+    cancelSource(exchange, error);
     bodyFailed(exchange, error);
   }
 }
