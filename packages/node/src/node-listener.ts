@@ -148,12 +148,7 @@ class Exchange implements ByteSink {
   write(chunk: Uint8Array): boolean {
     if (this.gone || this.done) return false;
     try {
-      if (!this.headWritten) {
-        if (this.pending === undefined) this.pending = [chunk];
-        else this.pending.push(chunk);
-        this.pendingBytes += chunk.byteLength;
-        if (this.pendingBytes > MAX_PENDING_BYTES) writeHead(this);
-      } else write(this, chunk);
+      take(this, chunk);
     } catch (error) {
       this.error(error);
       return false;
@@ -168,17 +163,23 @@ class Exchange implements ByteSink {
     return false;
   }
 
-  /** Drops the closure that resumes the source (it keeps the source). */
-  forgetResume(): void {
+  /**
+   * Lets go of the body source (and of the wait for `drain` that would resume it), once: the
+   * exchange may outlive the response (until the connection's next request). Returns it.
+   */
+  releaseSource(): BodySource | undefined {
+    const source = this.source;
+    if (source === undefined) return undefined;
+    this.source = undefined;
+    this.wake = undefined;
     this.#resume = undefined;
+    return source;
   }
 
   /** {@link ByteSink}: the body source ended. */
   end(): void {
     if (this.gone || this.done) return;
-    // Done with the source: the exchange may outlive the response (until the connection's next request).
-    this.source = undefined;
-    this.#resume = undefined;
+    this.releaseSource();
     try {
       endBody(this);
     } catch (error) {
@@ -196,13 +197,7 @@ class Exchange implements ByteSink {
 
 /** Cancels the exchange's body source, once (a failure cancels it, then the connection it cut closes). */
 function cancelSource(exchange: Exchange, reason: unknown): void {
-  const source = exchange.source;
-  if (source === undefined) return;
-  exchange.source = undefined;
-  // The wait for `drain` was the source's: nothing is to resume it now.
-  exchange.wake = undefined;
-  exchange.forgetResume();
-  source.cancel(reason);
+  exchange.releaseSource()?.cancel(reason);
 }
 
 /** A response body that failed: answered 500 if nothing went out yet, else the connection is cut (see `onError`). */
@@ -281,14 +276,7 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
     const { done, value } = await reader.read();
     if (exchange.gone) return;
     if (done) break;
-    if (!exchange.headWritten) {
-      if (exchange.pending === undefined) exchange.pending = [value];
-      else exchange.pending.push(value);
-      exchange.pendingBytes += value.byteLength;
-      if (exchange.pendingBytes > MAX_PENDING_BYTES) writeHead(exchange);
-      continue;
-    }
-    write(exchange, value);
+    take(exchange, value);
   }
   endBody(exchange);
 }
@@ -396,6 +384,15 @@ function flushHead(exchange: Exchange): void {
   if (exchange.sent || exchange.done || exchange.gone || !exchange.outgoing.writable) return;
   exchange.sent = true;
   exchange.outgoing.flushHeaders();
+}
+
+/** One chunk of the body: held while the head is not out (which goes out once they pass {@link MAX_PENDING_BYTES}), else written. */
+function take(exchange: Exchange, chunk: Uint8Array): void {
+  if (exchange.headWritten) return write(exchange, chunk);
+  if (exchange.pending === undefined) exchange.pending = [chunk];
+  else exchange.pending.push(chunk);
+  exchange.pendingBytes += chunk.byteLength;
+  if (exchange.pendingBytes > MAX_PENDING_BYTES) writeHead(exchange);
 }
 
 /** Writes one chunk, corked until the end of the tick so the chunks ready together go out in one write. */

@@ -157,7 +157,6 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
   /** Runs the step of one event (the flush without one), its chunks (and their texts) added to `out`; false when it failed. */
   #run(out: ChunkBatch<T>, event?: SseEvent): boolean {
     const sink = this.#sink;
-    sink.clear();
     try {
       if (event === undefined) this.steps.flush(sink);
       else this.steps.transform(event, sink);
@@ -174,8 +173,9 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
       }
       out.push(chunks[index] as T);
     }
-    // Held no longer than the batch: the sink outlives it (until the next event, a drip apart, the
-    // step's chunks and the upstream text their texts are slices of would outlive young-generation GCs).
+    // Emptied for the next step as soon as the chunks are in the batch (a failed step's sink is
+    // emptied by its error): the sink lives until the next event, a drip apart, and the step's
+    // chunks and the upstream text their texts are slices of would outlive young-generation GCs.
     sink.clear();
     return true;
   }
