@@ -388,7 +388,10 @@ function flushHead(exchange: Exchange): void {
 
 /** One chunk of the body: held while the head is not out (which goes out once they pass {@link MAX_PENDING_BYTES}), else written. */
 function take(exchange: Exchange, chunk: Uint8Array): void {
-  if (exchange.headWritten) return write(exchange, chunk);
+  if (exchange.headWritten) {
+    write(exchange, chunk);
+    return;
+  }
   if (exchange.pending === undefined) exchange.pending = [chunk];
   else exchange.pending.push(chunk);
   exchange.pendingBytes += chunk.byteLength;
