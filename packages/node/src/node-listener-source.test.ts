@@ -1,38 +1,16 @@
-/**
- * createNodeListener with a response body that writes itself: a body stream offering a BodySource
- * under BODY_SOURCE (packages/core/src/body-source.ts), written by the listener's sink (the
- * `Exchange` of packages/node/src/node-listener.ts) instead of being read, over a real loopback
- * server and client.
- */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { BODY_SOURCE, type BodySource, type ByteSink } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions } from './node-listener';
-import { listenOnLoopback } from '../test/listen';
-import { countSocketWrites, parse, sleep, until } from '../test/wire';
+import type { FetchHandler, NodeListenerErrorPhase, NodeListenerOptions } from './node-listener';
+import { parse, serveListener, sleep, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-interface Served {
-  port: number;
-  url: string;
-  server: Server;
-  /** Socket writes (`_write` and `_writev` calls) per server-side connection, in order of connection. */
-  writes: number[];
-}
-
 /** Serves `fetch` through createNodeListener on a loopback port, counting the socket writes of each connection. */
-async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promise<Served> {
-  const listener = createNodeListener(fetch, options);
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => listener(request, response));
-  const writes = countSocketWrites(server);
-  const port = await listenOnLoopback(server, cleanups);
-  return { port, url: `http://127.0.0.1:${port}`, server, writes };
-}
+const serve = (fetch: FetchHandler, options?: NodeListenerOptions) => serveListener(fetch, cleanups, options);
 
 /** A raw connection: send bytes, collect what comes back (as latin1 text, or only counted). */
 function rawClient(port: number, keepText = true): Promise<{ socket: Socket; text: () => string; bytes: () => number; closed: Promise<void> }> {

@@ -1,39 +1,19 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import { getEventListeners } from 'node:events';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNodeListener, type FetchHandler, type NodeListenerErrorPhase, type NodeListenerOptions, probeSourceSlot } from './node-listener';
 import { listenOnLoopback } from '../test/listen';
-import { countSocketWrites, parse, sleep, until } from '../test/wire';
+import { parse, serveListener, sleep, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-interface Served {
-  port: number;
-  url: string;
-  server: Server;
-  /** The incoming messages, in order. */
-  incoming: IncomingMessage[];
-  /** Socket writes (`_write` and `_writev` calls) per server-side connection, in order of connection. */
-  writes: number[];
-}
-
 /** Serves `fetch` through createNodeListener on a loopback port, counting the socket writes of each connection. */
-async function serve(fetch: FetchHandler, options?: NodeListenerOptions): Promise<Served> {
-  const listener = createNodeListener(fetch, options);
-  const incoming: IncomingMessage[] = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    incoming.push(request);
-    listener(request, response);
-  });
-  const writes = countSocketWrites(server);
-  const port = await listenOnLoopback(server, cleanups);
-  return { port, url: `http://127.0.0.1:${port}`, server, incoming, writes };
-}
+const serve = (fetch: FetchHandler, options?: NodeListenerOptions) => serveListener(fetch, cleanups, options);
 
 /** A raw connection: send bytes, collect what comes back. */
 function rawClient(port: number): Promise<{ socket: Socket; text: () => string; closed: Promise<void> }> {

@@ -1,6 +1,32 @@
-/** Helpers the listener tests share: socket writes counted, a raw HTTP/1.1 reply taken apart, waiting on a condition. */
-import type { Server } from 'node:http';
+/** Helpers the listener tests share: a listener served on loopback with its socket writes counted, a raw HTTP/1.1 reply taken apart, waiting on a condition. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { createNodeListener, type FetchHandler, type NodeListenerOptions } from '../src/node-listener';
+import { listenOnLoopback } from './listen';
+
+/** A listener served on a loopback port. */
+export interface Served {
+  port: number;
+  url: string;
+  server: Server;
+  /** The incoming messages, in order. */
+  incoming: IncomingMessage[];
+  /** Socket writes (`_write` and `_writev` calls) per server-side connection, in order of connection. */
+  writes: number[];
+}
+
+/** Serves `fetch` through createNodeListener on a loopback port (closed by `cleanups`), counting the socket writes of each connection. */
+export async function serveListener(fetch: FetchHandler, cleanups: (() => unknown)[], options?: NodeListenerOptions): Promise<Served> {
+  const listener = createNodeListener(fetch, options);
+  const incoming: IncomingMessage[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    incoming.push(request);
+    listener(request, response);
+  });
+  const writes = countSocketWrites(server);
+  const port = await listenOnLoopback(server, cleanups);
+  return { port, url: `http://127.0.0.1:${port}`, server, incoming, writes };
+}
 
 /** A raw reply's status, headers (lower-cased names) and body as it came (chunked framing included). */
 export function parse(reply: string): { status: number; headers: Record<string, string>; body: string } {
@@ -26,7 +52,7 @@ export async function until(test: () => boolean, ms = 5_000): Promise<void> {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Counts the socket writes (`_write` and `_writev` calls) of each connection `server` accepts, in order of connection. */
-export function countSocketWrites(server: Server): number[] {
+function countSocketWrites(server: Server): number[] {
   const writes: number[] = [];
   server.on('connection', (socket: Socket) => {
     const index = writes.push(0) - 1;
