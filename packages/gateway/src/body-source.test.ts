@@ -21,11 +21,11 @@ import {
   type ErrorCode,
   readWhenReadable,
 } from '@tollgate/core';
-import { openaiCompatible } from '@tollgate/providers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatBody, type SetupOptions, setup, type TestGateway, UPSTREAM_KEY } from '../test/test-harness';
-import { charges, expectNothingLeft, settled } from '../test/test-leaks';
-import { flush, type ManualTimers, manualClock, manualTimers } from '../test/test-timers';
+import { chatBody, type SetupOptions } from '../test/test-harness';
+import { charges, settled } from '../test/test-leaks';
+import { flush } from '../test/test-timers';
+import { closeStreamingGateways, openStreamingGateway, type StreamingGateway } from '../test/streaming-gateway';
 
 /** The fake's default reply, split by the fake into 7 word pieces. */
 const REPLY = 'Hello! This is the fake upstream speaking.';
@@ -149,40 +149,25 @@ function upstreamFetch(upstream: Upstream, inner: () => typeof globalThis.fetch)
   return { fetch, taps };
 }
 
-interface PushGateway extends TestGateway {
-  time: ManualTimers;
+interface PushGateway extends StreamingGateway {
   /** The upstream bodies' reads, one tap per streamed call. */
   taps: Tap[];
-  /** POSTs a streamed chat request. */
-  stream(extra?: Record<string, unknown>): Promise<Response>;
 }
-const opened: PushGateway[] = [];
 
 /**
  * A gateway on manual time whose provider reads its upstream as `upstream` says (the harness's fake,
  * or `inner`); checked for leaks after the test.
  */
 async function open(upstream: Upstream, options: SetupOptions = {}, inner?: typeof globalThis.fetch): Promise<PushGateway> {
-  const clock = manualClock();
-  const time = manualTimers(clock);
-  let t: TestGateway | undefined;
-  const wrapped = upstreamFetch(upstream, () => inner ?? (t as TestGateway).fake.fetch);
-  const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: wrapped.fetch });
-  t = await setup({ clock, timers: time.timers, providers: { local: provider }, ...options, fakeOptions: { sleep: time.sleep, ...options.fakeOptions } });
-  const harness = t;
-  const stream = (extra: Record<string, unknown> = {}) => harness.post('/v1/chat/completions', chatBody({ stream: true, ...extra }));
-  const s: PushGateway = { ...harness, time, taps: wrapped.taps, stream };
-  opened.push(s);
-  return s;
+  let wrapped: ReturnType<typeof upstreamFetch> | undefined;
+  const s = await openStreamingGateway((fake) => {
+    wrapped = upstreamFetch(upstream, () => inner ?? fake());
+    return wrapped.fetch;
+  }, options);
+  return Object.assign(s, { taps: (wrapped as ReturnType<typeof upstreamFetch>).taps });
 }
 
-afterEach(async () => {
-  for (const s of opened.splice(0)) {
-    await settled(s);
-    await flush();
-    await expectNothingLeft(s, s.time);
-  }
-});
+afterEach(closeStreamingGateways);
 
 /**
  * An upstream whose one streamed reply the test writes by hand (`send`), for bytes the fakes never

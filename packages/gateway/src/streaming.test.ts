@@ -10,9 +10,10 @@ import { estimateCompletionTokens } from '@tollgate/billing';
 import { batchesOfReader, type ChatProvider, type ChunkBatches, openaiCompatible } from '@tollgate/providers';
 import { chatSseFormat } from './chat-sse-format';
 import { createMeteredStream, type StreamFormat, type StreamOutcome } from './metered-stream';
-import { chatBody, setup, testModels, UPSTREAM_KEY, type SetupOptions, type TestGateway } from '../test/test-harness';
-import { charges, expectNothingLeft, settled } from '../test/test-leaks';
+import { testModels, UPSTREAM_KEY, type SetupOptions } from '../test/test-harness';
+import { charges, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
+import { closeStreamingGateways, openStreamingGateway, type StreamingGateway } from '../test/streaming-gateway';
 import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
@@ -56,42 +57,21 @@ function tapFetch(inner: () => typeof globalThis.fetch) {
 }
 
 /** What a streaming test gets: the harness plus manual time and the tapped upstream bodies. */
-interface StreamGateway extends TestGateway {
-  time: ManualTimers;
+interface StreamGateway extends StreamingGateway {
   upstream: Tapped[];
-  /** POSTs a streamed chat request. */
-  stream(extra?: Record<string, unknown>): Promise<Response>;
 }
-const opened: StreamGateway[] = [];
 
 /** A gateway on manual time with an inspectable limiter and a tapped upstream; checked for leaks after the test. */
 async function open(options: SetupOptions = {}): Promise<StreamGateway> {
-  const clock = manualClock();
-  const time = manualTimers(clock);
-  let t: TestGateway | undefined;
-  const tap = tapFetch(() => t!.fake.fetch);
-  const provider = openaiCompatible({ baseURL: 'http://upstream.test/v1', apiKey: UPSTREAM_KEY, fetch: tap.fetch });
-  t = await setup({
-    clock,
-    timers: time.timers,
-    providers: { local: provider },
-    ...options,
-    fakeOptions: { sleep: time.sleep, ...options.fakeOptions },
-  });
-  const stream = (extra: Record<string, unknown> = {}) => t!.post('/v1/chat/completions', chatBody({ stream: true, ...extra }));
-  const s: StreamGateway = { ...t, time, upstream: tap.bodies, stream };
-  opened.push(s);
-  return s;
+  let tap: ReturnType<typeof tapFetch> | undefined;
+  const s = await openStreamingGateway((fake) => {
+    tap = tapFetch(fake);
+    return tap.fetch;
+  }, options);
+  return Object.assign(s, { upstream: (tap as ReturnType<typeof tapFetch>).bodies });
 }
 
-// After every test: no upstream body, timer, in-flight slot or hold remains, and the ledger adds up.
-afterEach(async () => {
-  for (const s of opened.splice(0)) {
-    await settled(s);
-    await flush();
-    await expectNothingLeft(s, s.time);
-  }
-});
+afterEach(closeStreamingGateways);
 
 /** Splits SSE text into `data:` payloads and comment lines, in order. */
 function parseEvents(text: string): { data: string[]; comments: string[]; events: string[] } {
