@@ -324,15 +324,15 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     }
   }
 
-  /** What one batch (undefined: the end) made of the stream: ended, bytes sent, or nothing to send (read on). */
-  function deliver(outlet: Outlet, batch: T[] | undefined): Delivered {
+  /** Sends one batch (undefined: the end) to `to`; what it made of the stream: ended, bytes sent, or nothing to send (read on). */
+  function deliver(to: Outlet, batch: T[] | undefined): Delivered {
     waitingOnUpstream = false;
     since = now();
     try {
       if (batch === undefined) {
         const last = format.done();
-        if (last) outlet.enqueue(last);
-        outlet.close();
+        if (last) to.enqueue(last);
+        to.close();
         end({ outcome: 'done' });
         return ENDED;
       }
@@ -340,7 +340,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       // An item of a shape no provider should send: the provider failed, never the gateway.
       const { bytes, failure } = batchBytes(format, batch);
       if (bytes !== undefined) {
-        outlet.enqueue(bytes);
+        to.enqueue(bytes);
         onDelivered?.();
       }
       if (failure) {
