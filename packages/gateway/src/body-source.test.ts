@@ -25,7 +25,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chatBody, type SetupOptions } from '../test/test-harness';
 import { charges, settled } from '../test/test-leaks';
 import { flush } from '../test/test-timers';
-import { closeStreamingGateways, openStreamingGateway, type StreamingGateway } from '../test/streaming-gateway';
+import { closeStreamingGateways, openStreamingGateway, parseEvents, type StreamingGateway } from '../test/streaming-gateway';
 
 /** The fake's default reply, split by the fake into 7 word pieces. */
 const REPLY = 'Hello! This is the fake upstream speaking.';
@@ -197,20 +197,6 @@ function handUpstream() {
 function chunkEvent(content?: string): string {
   const delta = content === undefined ? { role: 'assistant', content: '' } : { content };
   return `data: ${JSON.stringify({ id: 'up-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
-}
-
-/** Splits SSE text into `data:` payloads and comment lines, in order. */
-function parseEvents(text: string): { data: string[]; comments: string[]; events: string[] } {
-  const data: string[] = [];
-  const comments: string[] = [];
-  const events: string[] = [];
-  for (const event of text.split('\n\n')) {
-    if (event === '') continue;
-    events.push(event);
-    if (event.startsWith('data: ')) data.push(event.slice(6));
-    else if (event.startsWith(':')) comments.push(event);
-  }
-  return { data, comments, events };
 }
 
 /** The text of a stream with what differs between two requests (our id, the obfuscation padding) blanked. */

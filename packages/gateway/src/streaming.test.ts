@@ -13,7 +13,7 @@ import { createMeteredStream, type StreamFormat, type StreamOutcome } from './me
 import { testModels, UPSTREAM_KEY, type SetupOptions } from '../test/test-harness';
 import { charges, settled } from '../test/test-leaks';
 import { stepReader } from '../test/test-sse';
-import { closeStreamingGateways, openStreamingGateway, type StreamingGateway } from '../test/streaming-gateway';
+import { closeStreamingGateways, openStreamingGateway, parseEvents, type StreamingGateway } from '../test/streaming-gateway';
 import { flush, manualClock, manualTimers, type ManualTimers } from '../test/test-timers';
 
 const OBFUSCATION = /^[A-Za-z0-9_-]{16,64}$/;
@@ -72,20 +72,6 @@ async function open(options: SetupOptions = {}): Promise<StreamGateway> {
 }
 
 afterEach(closeStreamingGateways);
-
-/** Splits SSE text into `data:` payloads and comment lines, in order. */
-function parseEvents(text: string): { data: string[]; comments: string[]; events: string[] } {
-  const data: string[] = [];
-  const comments: string[] = [];
-  const events: string[] = [];
-  for (const event of text.split('\n\n')) {
-    if (event === '') continue;
-    events.push(event);
-    if (event.startsWith('data: ')) data.push(event.slice(6));
-    else if (event.startsWith(':')) comments.push(event);
-  }
-  return { data, comments, events };
-}
 
 /** Reads a body eagerly in the background, as a fast client does. */
 function collect(response: Response) {

@@ -45,3 +45,17 @@ export async function closeStreamingGateways(): Promise<void> {
     await expectNothingLeft(s, s.time);
   }
 }
+
+/** Splits SSE text into `data:` payloads and comment lines, in order. */
+export function parseEvents(text: string): { data: string[]; comments: string[]; events: string[] } {
+  const data: string[] = [];
+  const comments: string[] = [];
+  const events: string[] = [];
+  for (const event of text.split('\n\n')) {
+    if (event === '') continue;
+    events.push(event);
+    if (event.startsWith('data: ')) data.push(event.slice(6));
+    else if (event.startsWith(':')) comments.push(event);
+  }
+  return { data, comments, events };
+}
