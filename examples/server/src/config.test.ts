@@ -26,6 +26,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TOLLGATE_KEY_CACHE_MS: '-1' })).toThrow(/TOLLGATE_KEY_CACHE_MS must be a whole number/);
   });
 
+  it('gives memory back when idle unless told off', () => {
+    expect(loadConfig({}).releaseMemory).toBe('idle');
+    expect(loadConfig({ TOLLGATE_RELEASE_MEMORY: '' }).releaseMemory).toBe('idle');
+    expect(loadConfig({ TOLLGATE_RELEASE_MEMORY: 'off' }).releaseMemory).toBe('off');
+  });
+
   it('treats a variable set to the empty string as unset', () => {
     const config = loadConfig({ PORT: '', TOLLGATE_MAX_IN_FLIGHT: '', TOLLGATE_SEARCH_FETCH_PER_MINUTE: '', DATABASE_URL: '' });
     expect(config.port).toBe(8080);
@@ -38,6 +44,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(new ConfigError('PORT must be a whole number from 0 to 65535, not "eighty"'));
     expect(() => loadConfig({ TOLLGATE_MAX_IN_FLIGHT: '0' })).toThrow(/TOLLGATE_MAX_IN_FLIGHT must be a whole number from 1/);
     expect(() => loadConfig({ TOLLGATE_LIMITER_ON_ERROR: 'maybe' })).toThrow(/TOLLGATE_LIMITER_ON_ERROR must be "closed" or "open"/);
+    expect(() => loadConfig({ TOLLGATE_RELEASE_MEMORY: 'sometimes' })).toThrow(
+      new ConfigError('TOLLGATE_RELEASE_MEMORY must be "idle" or "off", not "sometimes"'),
+    );
   });
 
   it('passes the gateway deadlines through, unset by default, at least 100 ms', () => {

@@ -29,6 +29,8 @@ export interface ServerConfig {
   upstreamMaxSockets: number;
   /** Limits when Redis is down: refuse (`closed`, default) or admit (`open`). */
   onLimiterError: 'closed' | 'open';
+  /** Give a burst's memory back once the server goes quiet (`idle`, default; releaseMemoryWhenIdle of @tollgate/node) or not (`off`). */
+  releaseMemory: 'idle' | 'off';
   /** Seconds to let in-flight requests finish on SIGTERM (default 30). */
   shutdownGraceSeconds: number;
   /** How long a hold and an in-flight slot outlive a crashed instance (gateway default 15 minutes). */
@@ -77,6 +79,7 @@ const FILE_KEYS = new Set([
   'fetchMicrosPerCall',
   'upstreamMaxSockets',
   'onLimiterError',
+  'releaseMemory',
   'shutdownGraceSeconds',
   'holdTtlMs',
   'keyCacheMs',
@@ -116,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     fetchMicrosPerCall: integer(pick('TOLLGATE_FETCH_MICROS', 'fetchMicrosPerCall'), 'TOLLGATE_FETCH_MICROS', 0, 0, Number.MAX_SAFE_INTEGER),
     upstreamMaxSockets: integer(pick('TOLLGATE_UPSTREAM_MAX_SOCKETS', 'upstreamMaxSockets'), 'TOLLGATE_UPSTREAM_MAX_SOCKETS', 256, 1, 65_535),
     onLimiterError: limiterMode(pick('TOLLGATE_LIMITER_ON_ERROR', 'onLimiterError')),
+    releaseMemory: releaseMode(pick('TOLLGATE_RELEASE_MEMORY', 'releaseMemory')),
     shutdownGraceSeconds: integer(pick('TOLLGATE_SHUTDOWN_GRACE', 'shutdownGraceSeconds'), 'TOLLGATE_SHUTDOWN_GRACE', 30, 0, 3600),
   };
   const databaseUrl = string(pick('DATABASE_URL', 'databaseUrl'), 'DATABASE_URL');
@@ -198,4 +202,10 @@ function limiterMode(value: unknown): 'closed' | 'open' {
   if (value === undefined || value === '' || value === 'closed') return 'closed';
   if (value === 'open') return 'open';
   throw new ConfigError(`TOLLGATE_LIMITER_ON_ERROR must be "closed" or "open", not "${String(value)}"`);
+}
+
+function releaseMode(value: unknown): 'idle' | 'off' {
+  if (value === undefined || value === '' || value === 'idle') return 'idle';
+  if (value === 'off') return 'off';
+  throw new ConfigError(`TOLLGATE_RELEASE_MEMORY must be "idle" or "off", not "${String(value)}"`);
 }

@@ -13,7 +13,7 @@ import { ConfigError, type ServerConfig } from './config';
 import { createMetrics } from './metrics';
 import { openLimiter, openStore } from './open-backends';
 import { createWebhooks, type WebhookOptions, type Webhooks } from './webhooks';
-import { nodeHashKey, nodeResolver, nodeTransport } from '@tollgate/node';
+import { nodeHashKey, nodeResolver, nodeTransport, releaseMemoryWhenIdle } from '@tollgate/node';
 
 /** A running reference server. */
 export interface RunningServer {
@@ -131,6 +131,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     response.once('close', () => replies.delete(response));
   });
   const url = `http://${hostOf(config.host)}:${port}`;
+  // V8 collects only when allocation calls for it: after a burst (say 1,000 streams) an idle server
+  // would keep their garbage, and its RSS the peak, for as long as it idles (docs/configuration.md).
+  const releaser =
+    config.releaseMemory === 'idle'
+      ? releaseMemoryWhenIdle({
+          onRelease: ({ heapBefore, heapAfter, rssBefore, rssAfter, ms }) =>
+            log({ level: 'info', msg: 'memory released', heapMb: [mb(heapBefore), mb(heapAfter)], rssMb: [mb(rssBefore), mb(rssAfter)], ms: Math.round(ms) }),
+        })
+      : undefined;
 
   let admin: Server | undefined;
   let adminUrl: string | undefined;
@@ -181,6 +190,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     closing ??= (async () => {
       stopping = true;
       clearInterval(sweep);
+      releaser?.stop();
       for (const response of replies) if (!response.headersSent) response.setHeader('connection', 'close');
       // Resolved once the listening sockets and every connection are gone, so close() leaves nothing open.
       const closed = [server, admin].map((each) => each && new Promise<void>((resolve) => each.close(() => resolve())));
@@ -205,6 +215,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     return closing;
   };
   return { url, port, adminUrl, gateway, store, demoKey, webhooks, close };
+}
+
+/** Bytes as whole MB, for a log line. */
+function mb(bytes: number): number {
+  return Math.round(bytes / 1e6);
 }
 
 /** The host part of a URL: an IPv6 address in brackets. */
