@@ -46,3 +46,41 @@ type WithBodySource = { [BODY_SOURCE]?: () => BodySource | undefined };
 export function bodySource(body: ReadableStream<Uint8Array>): BodySource | undefined {
   return (body as WithBodySource)[BODY_SOURCE]?.();
 }
+
+/**
+ * A body that makes its `ReadableStream` only when someone asks for it, and until then may hand
+ * its bytes to a {@link ByteSink} instead: what a metered stream gives a {@link LeanReply}.
+ */
+export interface LazyBody {
+  /** The body's stream, made on the first call (the same one after). */
+  stream(): ReadableStream<Uint8Array>;
+  /** Its {@link BodySource}, once, while nobody read the stream; else undefined: read `stream()`. */
+  source(): BodySource | undefined;
+}
+
+/**
+ * Makes the `Response` of a reply from its parts, for a server that writes such a reply itself
+ * without reading a web body stream (and makes none: on Node 20 a `ReadableStream` costs some
+ * 6 µs to construct, a `Response` of a string as much). The object answers as a `Response` does
+ * for whoever else reads it (it makes the real one then). Headers are lower-case names.
+ */
+export type LeanReply = (body: string | LazyBody, status: number, headers: Record<string, string>) => Response;
+
+/**
+ * The key under which a request offers a {@link LeanReply}: @tollgate/node's listener puts one on
+ * every request it makes (packages/node/src/node-request.ts), and the gateway builds its hot
+ * replies with it (packages/gateway/src/reply.ts). A request without it gets a plain `Response`.
+ */
+export const LEAN_REPLY: unique symbol = Symbol.for('tollgate.lean-reply');
+
+/**
+ * The {@link LeanReply} `request` offers, or undefined: make a plain `Response`.
+ *
+ * @example
+ * const lean = leanReply(request);
+ * return lean ? lean(text, 200, headers) : new Response(text, { status: 200, headers });
+ */
+export function leanReply(request: Request): LeanReply | undefined {
+  const lean = (request as { [LEAN_REPLY]?: unknown })[LEAN_REPLY];
+  return typeof lean === 'function' ? (lean as LeanReply) : undefined;
+}

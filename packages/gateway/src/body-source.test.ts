@@ -19,6 +19,9 @@ import {
   bodySource,
   errorRecord,
   type ErrorCode,
+  type LazyBody,
+  LEAN_REPLY,
+  type LeanReply,
   readWhenReadable,
 } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -660,5 +663,140 @@ describe('a sink that fills up on a keepalive while the stream waits on the upst
     expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
     expect(s.logs.at(-1)?.code).toBeUndefined();
     expect(sink.state).toMatchObject({ ends: 1, errors: [] });
+  });
+});
+
+/** What a request's LEAN_REPLY was called with (the gateway's reply made from its parts), and what it returned. */
+interface LeanCall {
+  body: string | LazyBody;
+  status: number;
+  headers: Record<string, string>;
+  returned: Response;
+}
+
+/** A chat POST to `s` whose request offers a LEAN_REPLY that records its calls, as @tollgate/node's listener's requests offer one. */
+async function postLean(s: PushGateway, body: Record<string, unknown>, signal?: AbortSignal): Promise<{ response: Response; calls: LeanCall[] }> {
+  const calls: LeanCall[] = [];
+  const request = new Request('http://gateway.test/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+  const lean: LeanReply = (replyBody, status, headers) => {
+    const returned = new Response(null, { status });
+    calls.push({ body: replyBody, status, headers, returned });
+    return returned;
+  };
+  Object.defineProperty(request, LEAN_REPLY, { value: lean });
+  return { response: await s.gateway.fetch(request), calls };
+}
+
+/** The lazy body of the one lean reply in `calls` (fails the test otherwise). */
+function lazyOf(calls: LeanCall[]): LazyBody {
+  expect(calls).toHaveLength(1);
+  const body = (calls[0] as LeanCall).body;
+  if (typeof body === 'string') throw new Error('the reply has a string body');
+  return body;
+}
+
+describe('a non-streamed reply made by the request’s LEAN_REPLY', () => {
+  it('a non-streamed chat: the JSON text, status 200 and the reply’s headers, given as they are; no Response of the gateway’s', async () => {
+    const s = await open('web');
+    const { response, calls } = await postLean(s, chatBody());
+    expect(calls).toHaveLength(1);
+    const [call] = calls as [LeanCall];
+    expect(response).toBe(call.returned);
+    expect(call.status).toBe(200);
+    expect(call.headers).toMatchObject({ 'content-type': 'application/json', 'x-service-version': 'tollgate/test', 'x-funding': 'credits' });
+    expect(call.headers['x-request-id']).toMatch(/^req_/);
+    expect(typeof call.body).toBe('string');
+    const completion = JSON.parse(call.body as string) as { object: string; choices: { message: { content: string } }[] };
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.content).toBe(REPLY);
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: false, outcome: 'done' });
+  });
+});
+
+describe.each(UPSTREAMS)('a reply made by the request’s LEAN_REPLY, over %s', (_name, upstream) => {
+  it('a streamed chat: a lazy body whose source writes the events; once ended it offers nothing and its stream is empty', async () => {
+    const s = await open(upstream);
+    const { calls } = await postLean(s, chatBody({ stream: true }));
+    const lazy = lazyOf(calls);
+    expect(calls[0]?.status).toBe(200);
+    expect(calls[0]?.headers).toMatchObject({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    const source = lazy.source();
+    if (source === undefined) throw new Error('the lazy body offers no source');
+    expect(lazy.source()).toBeUndefined();
+    const sink = recordingSink();
+    source.start(sink.sink);
+    await within(sink.over, 'the sink was ended');
+    expect(sink.state).toMatchObject({ ends: 1, errors: [], afterEnd: 0 });
+    const { data } = sink.parsed();
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(contentOf(data)).toBe(REPLY);
+    // The bytes went to the sink: the stream made afterwards has none of them, and is the same on every call.
+    const stream = lazy.stream();
+    expect(lazy.stream()).toBe(stream);
+    expect(await new Response(stream).text()).toBe('');
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: true, outcome: 'done' });
+  });
+
+  it('a streamed chat whose lazy body is read as a stream: the events, and no source once it is read', async () => {
+    const s = await open(upstream);
+    const { calls } = await postLean(s, chatBody({ stream: true }));
+    const lazy = lazyOf(calls);
+    const stream = lazy.stream();
+    expect(lazy.stream()).toBe(stream);
+    const reader = stream.getReader();
+    expect(lazy.source()).toBeUndefined();
+    reader.releaseLock();
+    const { data } = parseEvents(await new Response(stream).text());
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(contentOf(data)).toBe(REPLY);
+    expect(lazy.source()).toBeUndefined();
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: true, outcome: 'done' });
+  });
+
+  it('an upstream that never answers while nobody took the body: the error event is kept in its stream at the deadline, nothing charged', async () => {
+    const s = await open(upstream, { keepaliveMs: 1_000, upstreamHeadersTimeoutMs: 5_000, fakeOptions: { faults: () => ({ kind: 'hang' }) } });
+    const pending = postLean(s, chatBody({ stream: true }));
+    await expect.poll(() => s.fake.requests.length, { timeout: 2_000 }).toBe(1);
+    await flush();
+    await s.time.advance(1_000);
+    const lazy = lazyOf((await pending).calls);
+    await s.time.advance(4_000);
+    await settled(s);
+    expect(lazy.source()).toBeUndefined();
+    // The keepalives had nowhere to go: only the error event was kept.
+    expect(parseEvents(await new Response(lazy.stream()).text())).toMatchObject({ data: [JSON.stringify(errorRecord('upstream_error'))], comments: [] });
+    expect(s.fake.hanging).toBe(0);
+    expect(await s.balance()).toEqual({ balance: START, held: 0, available: START });
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, code: 'upstream_error', outcome: 'upstream_failed', costMicros: 0 });
+  });
+
+  it('a client gone before anyone took the body: no source, an empty stream, settled as client_gone', async () => {
+    const s = await open(upstream);
+    const client = new AbortController();
+    const { calls } = await postLean(s, chatBody({ stream: true }), client.signal);
+    const lazy = lazyOf(calls);
+    client.abort();
+    expect(lazy.source()).toBeUndefined();
+    expect(await new Response(lazy.stream()).text()).toBe('');
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
+  });
+
+  it('a source cancelled before it started: settled as client_gone, the upstream let go', async () => {
+    const s = await open(upstream);
+    const { calls } = await postLean(s, chatBody({ stream: true }));
+    const source = lazyOf(calls).source();
+    if (source === undefined) throw new Error('the lazy body offers no source');
+    source.cancel();
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, outcome: 'client_gone' });
   });
 });

@@ -1,4 +1,4 @@
-import { type ChatCompletion, type ChatCompletionChunk, completionId, GatewayError, HEADER, withinDeadline } from '@tollgate/core';
+import { type ChatCompletion, type ChatCompletionChunk, completionId, GatewayError, HEADER, leanReply, withinDeadline } from '@tollgate/core';
 import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import { batchesOfReader, type CallOptions, type ChatProvider, type ChunkBatches, pairedChatBatches, type ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
@@ -195,7 +195,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   completion.model = model.id;
   // The provider's usage as it came (extra detail fields included), or the estimate billed, with the charge.
   completion.usage = reported && completion.usage ? { ...completion.usage, cost_micros: micros } : billedUsage(model, request, undefined, text, micros);
-  return runtime.replies.json(JSON.stringify(completion), started, extra);
+  return runtime.replies.json(JSON.stringify(completion), started, extra, leanReply(context.request));
 }
 
 /** What a metered stream of a chat model needs besides the admitted request. */
@@ -260,7 +260,7 @@ export async function streamMetered<T>(
   // From here the stream owns the request: what it delivers is checkpointed on its hold until it settles.
   const deliveredCost = chatDeliveredCost(model, admitted.prepared);
   const touch = hold.track(runtime.checkpoints, () => deliveredCost(format.delivered));
-  const { body, finished } = createMeteredStream({
+  const { lazyBody, finished } = createMeteredStream({
     upstream,
     format,
     abort,
@@ -291,7 +291,9 @@ export async function streamMetered<T>(
     now: runtime.now,
   });
   const headers = runtime.replies.headers(started, 'text/event-stream; charset=utf-8', { 'cache-control': 'no-cache', ...spec.extra });
-  return { response: new Response(body, { status: 200, headers }), finished };
+  // A server that writes the body from its source (@tollgate/node's listener) gets a reply that makes no stream.
+  const lean = leanReply(context.request);
+  return { response: lean ? lean(lazyBody, 200, headers) : new Response(lazyBody.stream(), { status: 200, headers }), finished };
 }
 
 /**

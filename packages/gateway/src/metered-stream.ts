@@ -1,4 +1,4 @@
-import { BODY_SOURCE, type BodySource, type ByteSink, type ErrorCode, GatewayError, type Timers, type Usage } from '@tollgate/core';
+import { BODY_SOURCE, type BodySource, type ByteSink, type ErrorCode, GatewayError, type LazyBody, type Timers, type Usage } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '@tollgate/providers';
 import { batchBytes } from './batch-bytes';
 import { createKeepalive } from '@tollgate/sse';
@@ -87,7 +87,10 @@ export interface MeteredStreamOptions<T> {
 
 /** A metered stream: the client's body, and a promise that resolves once its settlement is written. */
 export interface MeteredStream {
-  body: ReadableStream<Uint8Array>;
+  /** The body's stream (made on first access: a server taking `lazyBody` never makes it). */
+  readonly body: ReadableStream<Uint8Array>;
+  /** The same body, its stream made only when asked for: what a LeanReply of @tollgate/core takes. */
+  lazyBody: LazyBody;
   finished: Promise<void>;
 }
 
@@ -126,11 +129,11 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     reader = options.upstream.batches;
     pendingRead = options.upstream.first;
   }
+  /** Where the bytes go: the body stream's controller, or the sink's outlet once a sink took them; none while nobody took the body. */
   let controllerRef: Outlet | undefined;
-  /** The body stream's own controller (`controllerRef` is the sink's outlet once a sink took the bytes). */
+  /** The body stream, once someone asked for it (see `makeStream`), and its own controller. */
+  let stream: ReadableStream<Uint8Array> | undefined;
   let streamController: ReadableStreamDefaultController<Uint8Array> | undefined;
-  /** The body, while it offers its source (see `letBodyGo`). */
-  let offering: ReadableStream<Uint8Array> | undefined;
   let ended = false;
   // The idle clock: since when we wait on the upstream (still opening, or a read pending) or,
   // between reads, on the client. Only upstream silence is an upstream stall; a client that does
@@ -179,8 +182,10 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   };
 
   const fail = (code: ErrorCode, error?: unknown) => {
-    const controller = controllerRef;
-    if (ended || !controller) return;
+    if (ended) return;
+    // Nobody took the body yet: its stream keeps the error event for whoever reads it.
+    if (controllerRef === undefined) makeStream();
+    const controller = controllerRef as Outlet;
     if (format.errorEvent) {
       controller.enqueue(format.errorEvent(code));
       controller.close();
@@ -220,27 +225,36 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
 
   /** The body's stream was read (or cancelled): its bytes can no longer be written to a sink. */
   let pulled = false;
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        controllerRef = controller;
-        streamController = controller;
-        if (signal.aborted) return onClientGone();
-        signal.addEventListener('abort', onClientGone, { once: true });
-        watchIdle();
+  /**
+   * The body's pull-based stream, made when someone asks for it (`body`, `lazyBody.stream()`, or an
+   * error event to keep): a server that takes the source instead (@tollgate/node's listener, through
+   * a LeanReply) never makes it. Made after a sink took the bytes, or after the end, it is empty.
+   */
+  function makeStream(): ReadableStream<Uint8Array> {
+    if (stream !== undefined) return stream;
+    const made = new ReadableStream<Uint8Array>(
+      {
+        start(controller) {
+          streamController = controller;
+          if (sink !== undefined || ended) return controller.close();
+          controllerRef = controller;
+        },
+        pull: (controller) => {
+          pulled = true;
+          return forward(controller);
+        },
+        cancel() {
+          pulled = true;
+          // The client went away: let the upstream go and pay for what was delivered.
+          end({ outcome: 'client_gone' });
+        },
       },
-      pull: (controller) => {
-        pulled = true;
-        return forward(controller);
-      },
-      cancel() {
-        pulled = true;
-        // The client went away: let the upstream go and pay for what was delivered.
-        end({ outcome: 'client_gone' });
-      },
-    },
-    { highWaterMark: 0 },
-  );
+      { highWaterMark: 0 },
+    );
+    stream = made;
+    Object.defineProperty(made, BODY_SOURCE, { value: offer, writable: true });
+    return made;
+  }
 
   // The same bytes written to a sink (BODY_SOURCE of @tollgate/core; @tollgate/node's listener takes
   // it): batches taken with `readNow` as the upstream's socket has them, each written at once, and
@@ -294,28 +308,46 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       end({ outcome: 'client_gone' });
     },
   };
-  Object.defineProperty(body, BODY_SOURCE, {
-    value: () => {
-      if (sink !== undefined || pulled || ended || body.locked) return undefined;
-      return source;
+  /** The source, once, while nobody read the body and the stream goes on; else undefined (read the stream). */
+  let given = false;
+  function offer(): BodySource | undefined {
+    if (given || sink !== undefined || pulled || ended || stream?.locked) return undefined;
+    given = true;
+    return source;
+  }
+  const lazyBody: LazyBody = { stream: makeStream, source: offer };
+  // The client's signal and the idle watch start with the stream, whoever takes its body and when
+  // (a client gone already ends it here: its body then offers nothing and its stream is empty).
+  if (signal.aborted) onClientGone();
+  else {
+    signal.addEventListener('abort', onClientGone, { once: true });
+    watchIdle();
+  }
+  return {
+    get body() {
+      return lazyBody.stream();
     },
-    writable: true,
-  });
-  // A stream that ended while it was made (a client gone before its start) has nothing to offer.
-  if (ended) (body as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
-  else offering = body;
-  return { body, finished };
+    lazyBody,
+    finished,
+  };
 
   /**
-   * The stream ended: its body lets go of this stream's state (the source hook, and the stream's
-   * algorithms when a sink took the bytes and nobody read it), which would otherwise live as long
-   * as whoever keeps the Response — long enough, under load, to be promoted to the old generation.
+   * The stream ended: its body lets go of this stream's state (the source hook, the maker of a
+   * stream nobody asked for, and the stream's algorithms when a sink took the bytes and nobody read
+   * it), which would otherwise live as long as whoever keeps the Response — long enough, under
+   * load, to be promoted to the old generation.
    */
   function letBodyGo(): void {
-    const hooked = offering;
-    if (hooked === undefined) return; // ended while the body was being made
-    offering = undefined;
-    (hooked as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
+    if (lazyBody.source === offerNothing) return;
+    lazyBody.source = offerNothing;
+    const made = stream;
+    if (made === undefined) {
+      let empty: ReadableStream<Uint8Array> | undefined;
+      lazyBody.stream = () => (empty ??= closedStream());
+      return;
+    }
+    lazyBody.stream = () => made;
+    (made as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
     if (sink === undefined) return;
     try {
       streamController?.close();
@@ -464,6 +496,11 @@ type Delivered = typeof ENDED | typeof SENT | typeof NOTHING;
 /** What a body that ended offers under BODY_SOURCE: nothing (read its stream). */
 function offerNothing(): undefined {
   return undefined;
+}
+
+/** The stream of a body that ended before anyone asked for it, and gave its bytes to nobody: empty. */
+function closedStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
 }
 
 /** The catalogue code of an upstream failure; anything unknown is `upstream_error`. */

@@ -1,4 +1,4 @@
-import { GatewayError, HEADER, type ErrorCode, type Funding } from '@tollgate/core';
+import { GatewayError, HEADER, type ErrorCode, type Funding, type LeanReply } from '@tollgate/core';
 
 /** The headers of a request that started (was held for): request id and funding. */
 export interface StartedHeaders {
@@ -12,8 +12,8 @@ export interface Replies {
   plain(status: 404 | 405, text: string): Response;
   /** A JSON error reply; `started` adds X-Request-Id and X-Funding for errors after the request started. */
   error(error: GatewayError | ErrorCode, started?: StartedHeaders): Response;
-  /** A JSON 200 reply from an already serialised body. */
-  json(body: string, started?: StartedHeaders, extra?: Record<string, string>): Response;
+  /** A JSON 200 reply from an already serialised body; made by `lean` when the request offers one (`leanReply` of @tollgate/core). */
+  json(body: string, started?: StartedHeaders, extra?: Record<string, string>, lean?: LeanReply): Response;
   /** Headers for a started request's 200. */
   headers(started: StartedHeaders, contentType: string, extra?: Record<string, string>): Record<string, string>;
 }
@@ -49,7 +49,10 @@ export function createReplies(version: string): Replies {
       codes.set(response, gatewayError.code);
       return response;
     },
-    json: (body, started, extra) => new Response(body, { status: 200, headers: headers(started, 'application/json', extra) }),
+    json: (body, started, extra, lean) => {
+      const out = headers(started, 'application/json', extra);
+      return lean ? lean(body, 200, out) : new Response(body, { status: 200, headers: out });
+    },
     headers: (started, contentType, extra) => headers(started, contentType, extra),
   };
 }

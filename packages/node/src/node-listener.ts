@@ -1,7 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { type BodySource, type ByteSink, bodySource } from '@tollgate/core';
+import { type BodySource, type ByteSink, bodySource, type LazyBody } from '@tollgate/core';
 import { cutShort, type IncomingBody, newRequest } from './node-request';
+import { leanParts } from './lean-response';
 
 /** Where a failure happened, for {@link NodeListenerOptions.onError}. */
 export type NodeListenerErrorPhase = 'request' | 'handler' | 'response';
@@ -228,13 +229,30 @@ async function respond(exchange: Exchange, result: Response | Promise<Response>,
 }
 
 /** Writes `response` to the exchange's outgoing message. */
-async function send(exchange: Exchange, response: Response): Promise<void> {
-  const outgoing = exchange.outgoing;
-  const status = response.status;
-  const headers = outgoingHeaders(response.headers);
+function send(exchange: Exchange, response: Response): Promise<void> {
+  const lean = leanParts(response);
+  if (lean !== undefined) return sendParts(exchange, lean.status, lean.headers, lean.body);
   const body = response.body;
+  return sendParts(exchange, response.status, outgoingHeaders(response.headers), body === null ? null : (sourceOf(response, body) ?? lazyOf(body)));
+}
+
+/** A body stream as a {@link LazyBody}: its source if it offers one (BODY_SOURCE of @tollgate/core), else itself to read. */
+function lazyOf(body: ReadableStream<Uint8Array>): LazyBody {
+  return { stream: () => body, source: () => bodySource(body) };
+}
+
+/**
+ * Writes a reply: no body, the string or bytes it was made from (with its head, in one write), a
+ * body that writes itself to the exchange (its source), or a body stream read here.
+ */
+async function sendParts(exchange: Exchange, status: number, headers: OutgoingHttpHeaders, body: string | Uint8Array | LazyBody | null): Promise<void> {
+  const outgoing = exchange.outgoing;
   if (exchange.gone || outgoing.destroyed) {
-    body?.cancel().catch(ignore);
+    if (body !== null && typeof body === 'object' && !(body instanceof Uint8Array)) {
+      const source = body.source();
+      if (source !== undefined) source.cancel();
+      else body.stream().cancel().catch(ignore);
+    }
     return;
   }
   if (body === null) {
@@ -242,20 +260,19 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
     outgoing.end();
     return;
   }
-  const source = sourceOf(response, body);
-  if (source !== undefined) {
+  if (typeof body === 'string' || body instanceof Uint8Array) {
     // The bytes the Response was made from, written as they are: no reader, no reads.
     exchange.done = true;
     exchange.headWritten = true;
     exchange.sent = true;
-    if (headers['content-length'] === undefined) headers['content-length'] = typeof source === 'string' ? Buffer.byteLength(source) : source.byteLength;
+    if (headers['content-length'] === undefined) headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
     outgoing.writeHead(status, headers);
-    outgoing.end(source);
+    outgoing.end(body);
     return;
   }
   exchange.status = status;
   exchange.headers = headers;
-  const pushed = bodySource(body);
+  const pushed = body.source();
   if (pushed !== undefined) {
     // The body writes its bytes here as they come (`write`, `end`, `error`): no reads, no promise per chunk.
     exchange.source = pushed;
@@ -263,7 +280,7 @@ async function send(exchange: Exchange, response: Response): Promise<void> {
     pushed.start(exchange);
     return;
   }
-  const reader = body.getReader();
+  const reader = body.stream().getReader();
   exchange.reader = reader;
   // Everything the body gives before this tick ends is held: if it ends too, the reply has a
   // Content-Length and goes out in one write; otherwise the head goes with the first chunk.

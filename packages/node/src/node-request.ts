@@ -1,8 +1,9 @@
-import { concatBytes } from '@tollgate/core';
+import { concatBytes, LEAN_REPLY } from '@tollgate/core';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { kMaterialise, standInFor } from './stand-in';
+import { leanResponse } from './lean-response';
 
 /** What a {@link NodeRequest} needs of its exchange (the listener's `Exchange`). */
 export interface RequestExchange {
@@ -209,6 +210,10 @@ function usedStream(): ReadableStream<Uint8Array> {
 
 /** Before each request: follows a global `Request` replaced by a subclass later (packages/node/src/stand-in.ts). */
 const followRequest = standInFor(NodeRequest, WebRequest, new WebRequest('http://localhost/'), () => Request);
+
+// The listener writes a reply made from its parts (packages/node/src/lean-response.ts): the gateway
+// builds its hot replies with this, with no Response, Headers or body stream (LEAN_REPLY of @tollgate/core).
+Object.defineProperty(NodeRequest.prototype, LEAN_REPLY, { value: leanResponse });
 
 /** A NodeRequest as the `Request` it is. */
 function lightRequest(request: NodeRequest): Request {
