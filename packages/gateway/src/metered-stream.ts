@@ -175,6 +175,15 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       if (reader) letGo = reader.cancel().catch(() => undefined);
       abort.abort();
     }
+    // What the stream held is let go now, not when the settlement below is written: its closures
+    // keep this scope until then, and under load it would outlive two scavenges and be promoted
+    // (docs/benchmarks.md, "Issue #17, fifth pass").
+    reader = undefined;
+    pendingRead = undefined;
+    stream = undefined;
+    streamController = undefined;
+    controllerRef = undefined;
+    sink = undefined;
     letGo
       .then(() => settle(result))
       .catch((error: unknown) => report(error))
@@ -339,14 +348,11 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
    */
   function letBodyGo(): void {
     if (lazyBody.source === offerNothing) return;
+    // Made outside this function: a closure made here would keep all of the stream's state.
     lazyBody.source = offerNothing;
     const made = stream;
-    if (made === undefined) {
-      let empty: ReadableStream<Uint8Array> | undefined;
-      lazyBody.stream = () => (empty ??= closedStream());
-      return;
-    }
-    lazyBody.stream = () => made;
+    lazyBody.stream = streamMaker(made);
+    if (made === undefined) return;
     (made as unknown as Record<symbol, unknown>)[BODY_SOURCE] = offerNothing;
     if (sink === undefined) return;
     try {
@@ -498,9 +504,14 @@ function offerNothing(): undefined {
   return undefined;
 }
 
-/** The stream of a body that ended before anyone asked for it, and gave its bytes to nobody: empty. */
-function closedStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+/**
+ * What a body that ended answers for its stream: the one it made, else (nobody asked for it, and
+ * its bytes went to a sink or nowhere) an empty one, made once. Module-level, so the closure keeps
+ * only that stream.
+ */
+function streamMaker(made: ReadableStream<Uint8Array> | undefined): () => ReadableStream<Uint8Array> {
+  let stream = made;
+  return () => (stream ??= new ReadableStream<Uint8Array>({ start: (controller) => controller.close() }));
 }
 
 /** The catalogue code of an upstream failure; anything unknown is `upstream_error`. */
