@@ -38,11 +38,22 @@ describe('createLimiter: the store deadline', () => {
     expect(armed.map((timer) => timer.ms)).toEqual([7]);
   });
 
+  it('arms nothing on a local store (memoryLimiter), whatever storeTimeoutMs says', async () => {
+    const { timers, armed } = manualTimers();
+    for (const storeTimeoutMs of [undefined, 7]) {
+      const limiter = createLimiter({ store: memoryLimiter(), timers, ...(storeTimeoutMs === undefined ? {} : { storeTimeoutMs }) });
+      expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: true, value: undefined });
+      expect((await limiter.acquire(account('free'), 'chat')).ok).toBe(true);
+    }
+    expect(armed).toEqual([]);
+    expect(memoryLimiter().local).toBe(true);
+  });
+
   it('with storeTimeoutMs 0 arms nothing and waits for a slow store', async () => {
     const { timers, armed } = manualTimers();
     const inner = memoryLimiter();
     const later = <T>(value: Promise<T>) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 1));
-    const store: LimiterStore = { ...inner, rate: (...args) => later(inner.rate(...args)), acquire: (...args) => later(inner.acquire(...args)) };
+    const store: LimiterStore = { ...inner, local: false, rate: (...args) => later(inner.rate(...args)), acquire: (...args) => later(inner.acquire(...args)) };
     const limiter = createLimiter({ store, timers, storeTimeoutMs: 0 });
     expect(await limiter.admit(account('free'), 'chat')).toEqual({ ok: true, value: undefined });
     const slot = await limiter.acquire(account('free'), 'chat');

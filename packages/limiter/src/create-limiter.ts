@@ -19,7 +19,7 @@ export interface LimiterOptions {
   leaseTtlMs?: number;
   /** A store failure refuses with `service_unavailable` (`closed`, default) or admits (`open`). */
   onStoreError?: 'closed' | 'open';
-  /** A store call slower than this counts as a store failure (default 2,000 ms; 0 turns it off). */
+  /** A store call slower than this counts as a store failure (default 2,000 ms; 0 turns it off; none on a `local` store). */
   storeTimeoutMs?: number;
 }
 
@@ -77,7 +77,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const timers = options.timers ?? systemTimers;
   const ttlMs = options.leaseTtlMs ?? 600_000;
   const failOpen = options.onStoreError === 'open';
-  const timeoutMs = options.storeTimeoutMs === 0 ? undefined : (options.storeTimeoutMs ?? 2_000);
+  // No deadline on a store that answers within the call (memory): no timer and no race per request.
+  const timeoutMs = store.local === true || options.storeTimeoutMs === 0 ? undefined : (options.storeTimeoutMs ?? 2_000);
   const unavailable = { ok: false, error: { code: 'service_unavailable', retryAfter: 1 } } as const;
   const admitted = { ok: true, value: undefined } as const;
   const unlimited = { ok: true, value: NO_OP_LEASE } as const;
@@ -87,7 +88,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const { limits, sharedIndex } = endpointRateLimits(account, endpoint, sharedSearchFetchPerMinute);
       let answer: Result<RateResult, unknown>;
       try {
-        answer = await withinDeadline(store.rate(limits, now()), timeoutMs, { timers });
+        answer =
+          timeoutMs === undefined
+            ? { ok: true, value: await store.rate(limits, now()) }
+            : await withinDeadline(store.rate(limits, now()), timeoutMs, { timers });
       } catch {
         answer = { ok: false, error: 'failed' };
       }
@@ -107,7 +111,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const leaseId = `lease_${randomBase62(20)}`;
       let answer: Result<AcquireResult, unknown>;
       try {
-        answer = await withinDeadline(store.acquire(semaphores, leaseId, ttlMs, now()), timeoutMs, { timers });
+        const acquiring = store.acquire(semaphores, leaseId, ttlMs, now());
+        answer = timeoutMs === undefined ? { ok: true, value: await acquiring } : await withinDeadline(acquiring, timeoutMs, { timers });
       } catch {
         answer = { ok: false, error: 'failed' };
       }

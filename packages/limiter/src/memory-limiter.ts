@@ -43,6 +43,7 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): LimiterStore 
   };
 
   return {
+    local: true,
     async rate(limits: RateLimit[], now: number): Promise<RateResult> {
       const next: [key: string, tat: number][] = [];
       let index = -1;

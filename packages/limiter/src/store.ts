@@ -59,4 +59,10 @@ export interface LimiterStore {
   inFlight(key: string, now: number): Promise<number>;
   /** Frees connections and timers. */
   close?(): Promise<void>;
+  /**
+   * The store answers within the call, in this process (`memoryLimiter`): `createLimiter` arms no
+   * deadline on it (`storeTimeoutMs` guards a store over the network). A store that wraps another
+   * and answers later must not copy it.
+   */
+  readonly local?: boolean;
 }
