@@ -46,9 +46,12 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   let usage: Usage | undefined;
   let created: number | undefined;
   let delivered = '';
-  // What every spliced event begins with, up to its `created` value, and from after it to its first upstream field.
-  const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":`;
+  // What every spliced event begins with, up to its `created` value, and from after it to its first
+  // upstream field; `lead` is the whole beginning (`data: ` included) for the `created` of `leadCreated`.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":`;
   const modelField = `,"model":${JSON.stringify(model)},`;
+  let leadCreated: number | undefined;
+  let lead = '';
   /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
   const event = (chunk: ChatCompletionChunk, text: string | undefined): string | undefined => {
     created ??= chunk.created;
@@ -73,7 +76,14 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
     }
     const obfuscation = obfuscate();
     const middle = untouched && text !== undefined ? upstreamFields(text, chunk) : undefined;
-    if (middle !== undefined) return sseData(`${head}${chunk.created}${modelField}${middle},"obfuscation":${JSON.stringify(obfuscation)}}`);
+    if (middle !== undefined) {
+      // An upstream sends one `created` for the whole stream: the lead is made once.
+      if (chunk.created !== leadCreated) {
+        leadCreated = chunk.created;
+        lead = head + chunk.created + modelField;
+      }
+      return `${lead}${middle},"obfuscation":${JSON.stringify(obfuscation)}}\n\n`;
+    }
     chunk.id = id;
     chunk.model = model;
     chunk.usage = undefined;
@@ -124,8 +134,16 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   };
 }
 
-const SPLICED_OBJECT = '"chat.completion.chunk"';
+const ID_OPEN = '{"id":"';
+const OBJECT_CREATED = '","object":"chat.completion.chunk","created":';
+const MODEL_OPEN = ',"model":"';
+const OBFUSCATION_OPEN = ',"obfuscation":"';
 const NULL_USAGE = ',"usage":null';
+
+/** Where `part` ends when `text` has it at `at` (and `at` is not -1); else -1. */
+function after(text: string, at: number, part: string): number {
+  return at >= 0 && text.startsWith(part, at) ? at + part.length : -1;
+}
 
 /**
  * The members of a chunk's upstream JSON `text` between its `model` and its end, when the text has
@@ -138,14 +156,23 @@ const NULL_USAGE = ',"usage":null';
 export function upstreamFields(text: string, chunk: ChatCompletionChunk): string | undefined {
   const { id, model, created, obfuscation } = chunk;
   if (typeof id !== 'string' || typeof model !== 'string' || typeof created !== 'number' || chunk.object !== 'chat.completion.chunk') return undefined;
-  const prefix = `{"id":"${id}","object":${SPLICED_OBJECT},"created":${created},"model":"${model}",`;
-  if (!text.startsWith(prefix) || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
-  const start = prefix.length;
+  // `{"id":"<id>","object":"chat.completion.chunk","created":<created>,"model":"<model>",`, matched
+  // in place, part by part (no prefix string made per event).
+  let start = after(text, 0, ID_OPEN);
+  start = after(text, start, id);
+  start = after(text, start, OBJECT_CREATED);
+  start = after(text, start, String(created));
+  start = after(text, start, MODEL_OPEN);
+  start = after(text, start, model);
+  start = after(text, start, '",');
+  if (start < 0 || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
   let end = text.length - 1;
   if (typeof obfuscation === 'string') {
-    const member = `,"obfuscation":"${obfuscation}"`;
-    if (!text.endsWith(member, end)) return undefined;
-    end -= member.length;
+    // `,"obfuscation":"<obfuscation>"` just before the closing brace.
+    if (text.charCodeAt(end - 1) !== 34 /* " */ || !text.endsWith(obfuscation, end - 1)) return undefined;
+    end -= obfuscation.length + 1;
+    if (!text.endsWith(OBFUSCATION_OPEN, end)) return undefined;
+    end -= OBFUSCATION_OPEN.length;
   } else if (obfuscation !== undefined) return undefined;
   if (chunk.usage === null) {
     if (!text.endsWith(NULL_USAGE, end)) return undefined;
