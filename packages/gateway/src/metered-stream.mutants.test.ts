@@ -67,7 +67,7 @@ function metered(
     timers: time.timers,
     now: clock.now,
   });
-  return { ...stream, time, settles, reports, releases: () => releases };
+  return { body: stream.body, finished: stream.finished, time, settles, reports, releases: () => releases };
 }
 
 /** A sink that records the text written to it; `full` makes `write` answer false. */

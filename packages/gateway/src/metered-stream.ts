@@ -332,13 +332,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
     signal.addEventListener('abort', onClientGone, { once: true });
     watchIdle();
   }
-  return {
-    get body() {
-      return lazyBody.stream();
-    },
-    lazyBody,
-    finished,
-  };
+  return new Metered(lazyBody, finished);
 
   /**
    * The stream ended: its body lets go of this stream's state (the source hook, the maker of a
@@ -483,6 +477,22 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
       if (ended) return;
       if (deliver(controller, batch) !== NOTHING) return;
     }
+  }
+}
+
+/**
+ * What {@link createMeteredStream} returns. A class, not an object literal with a `get body()`: V8
+ * gives each such literal its own accessor (a map of its own, in the old generation) holding the
+ * getter's closure, so every stream's whole scope outlived young-generation GCs and was promoted.
+ */
+class Metered implements MeteredStream {
+  constructor(
+    readonly lazyBody: LazyBody,
+    readonly finished: Promise<void>,
+  ) {}
+
+  get body(): ReadableStream<Uint8Array> {
+    return this.lazyBody.stream();
   }
 }
 
