@@ -17,30 +17,38 @@ export interface CompletionTokenCounter {
  * chatCostMicros(price, { prompt_tokens: prompt, completion_tokens: counter.tokens });
  */
 export function createCompletionTokenCounter(): CompletionTokenCounter {
-  let counted = 0;
-  let ascii = 0;
-  let other = 0;
-  // A high surrogate at the end of what was counted: its low half may come with the next text.
-  let pendingHigh = false;
-  return {
-    update(text) {
-      for (let i = counted; i < text.length; i++) {
-        const code = text.charCodeAt(i);
-        if (pendingHigh) {
-          pendingHigh = false;
-          // The pair's high half was already counted as one code point.
-          if (code >= 0xdc00 && code <= 0xdfff) continue;
-        }
-        if (code < 0x80) ascii++;
-        else {
-          other++;
-          if (code >= 0xd800 && code <= 0xdbff) pendingHigh = true;
-        }
+  return new TokenCounter();
+}
+
+/**
+ * A class, not an object literal with a `get tokens()`: V8 gives each such literal an accessor of
+ * its own, kept in the old generation, which keeps the closure's scope past young-generation GCs.
+ */
+class TokenCounter implements CompletionTokenCounter {
+  #counted = 0;
+  #ascii = 0;
+  #other = 0;
+  /** A high surrogate at the end of what was counted: its low half may come with the next text. */
+  #pendingHigh = false;
+
+  update(text: string): void {
+    for (let i = this.#counted; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (this.#pendingHigh) {
+        this.#pendingHigh = false;
+        // The pair's high half was already counted as one code point.
+        if (code >= 0xdc00 && code <= 0xdfff) continue;
       }
-      counted = Math.max(counted, text.length);
-    },
-    get tokens() {
-      return Math.ceil(ascii / 4) + other;
-    },
-  };
+      if (code < 0x80) this.#ascii++;
+      else {
+        this.#other++;
+        if (code >= 0xd800 && code <= 0xdbff) this.#pendingHigh = true;
+      }
+    }
+    this.#counted = Math.max(this.#counted, text.length);
+  }
+
+  get tokens(): number {
+    return Math.ceil(this.#ascii / 4) + this.#other;
+  }
 }

@@ -43,9 +43,7 @@ const KEEPALIVE = encoder.encode(SSE_KEEPALIVE);
  */
 export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   const { id, model, obfuscate } = options;
-  let usage: Usage | undefined;
   let created: number | undefined;
-  let delivered = '';
   // What every spliced event begins with, up to its `created` value, and from after it to its first
   // upstream field; `lead` is the whole beginning (`data: ` included) for the `created` of `leadCreated`.
   const head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":`;
@@ -55,7 +53,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
   const event = (chunk: ChatCompletionChunk, text: string | undefined): string | undefined => {
     created ??= chunk.created;
-    if (chunk.usage) usage = readUsage(chunk.usage) ?? usage;
+    if (chunk.usage) out.usage = readUsage(chunk.usage) ?? out.usage;
     if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return undefined;
     // The upstream's own text is spliced only where no choice needs a change.
     let untouched = true;
@@ -71,8 +69,8 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
         choice.finish_reason = null;
         untouched = false;
       }
-      if (typeof delta.content === 'string') delivered += delta.content;
-      if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) delivered += call.function.arguments;
+      if (typeof delta.content === 'string') out.delivered += delta.content;
+      if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) out.delivered += call.function.arguments;
     }
     const obfuscation = obfuscate();
     const middle = untouched && text !== undefined ? upstreamFields(text, chunk) : undefined;
@@ -90,32 +88,34 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
     chunk.obfuscation = obfuscation;
     return sseData(JSON.stringify(chunk));
   };
-  return {
+  // `usage` and `delivered` are fields, not getters: an object literal's getters (closures made per
+  // call) gave each stream an accessor kept by V8 in the old generation, and with it this scope and
+  // the request's (docs/benchmarks.md, "Issue #17, fifth pass").
+  const out: { -readonly [K in keyof ChatSseFormat]: ChatSseFormat[K] } = {
     keepalive: KEEPALIVE,
-    get usage() {
-      return usage;
-    },
-    get delivered() {
-      return delivered;
-    },
+    usage: undefined,
+    delivered: '',
     item(chunk) {
       const text = event(chunk, undefined);
       return text === undefined ? undefined : encoder.encode(text);
     },
     items(chunks) {
       let text = '';
-      const before = { delivered, usage, created };
+      const before = { delivered: out.delivered, usage: out.usage, created };
       try {
         const texts = (chunks as ChunkBatch<ChatCompletionChunk>).texts;
         for (let index = 0; index < chunks.length; index++) text += event(chunks[index] as ChatCompletionChunk, texts?.[index]) ?? '';
       } catch (error) {
         // The batch is not sent: none of it counts, neither its text nor the usage it carried.
-        ({ delivered, usage, created } = before);
+        out.delivered = before.delivered;
+        out.usage = before.usage;
+        created = before.created;
         throw error;
       }
       return text === '' ? undefined : encoder.encode(text);
     },
     done() {
+      const { usage, delivered } = out;
       const counted = options.includeUsage ? (usage ?? options.usageFallback?.(delivered)) : undefined;
       if (!counted) return DONE;
       const shown = options.cost ? { ...counted, cost_micros: options.cost(usage, delivered) } : counted;
@@ -132,6 +132,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
     },
     errorEvent: (code) => encoder.encode(sseError(errorRecord(code))),
   };
+  return out;
 }
 
 const ID_OPEN = '{"id":"';
