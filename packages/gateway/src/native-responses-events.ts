@@ -49,29 +49,24 @@ export interface NativeResponsesEvents {
  * `cost_micros` (priced from that usage and the text delivered until then).
  */
 export function nativeResponsesEvents(model: string, cost?: (usage: Usage | undefined, delivered: string) => number): NativeResponsesEvents {
-  let delivered = '';
-  let usage: Usage | undefined;
   let sequence = 0;
   let snapshot: Record<string, unknown> = {};
-  return {
-    get usage() {
-      return usage;
-    },
-    get delivered() {
-      return delivered;
-    },
+  // `usage` and `delivered` are fields, not getters: see chatSseFormat (chat-sse-format.ts).
+  const out: { -readonly [K in keyof NativeResponsesEvents]: NativeResponsesEvents[K] } = {
+    usage: undefined,
+    delivered: '',
     item({ type, data }) {
       if (typeof data.sequence_number === 'number') sequence = data.sequence_number + 1;
       if ((type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta') && typeof data.delta === 'string')
-        delivered += data.delta;
+        out.delivered += data.delta;
       const response = data.response;
       if (isObject(response)) {
         response.model = model;
         snapshot = response;
         if (TERMINAL.has(type)) {
-          const failedEmpty = type === 'response.failed' && delivered === '' ? FAILED_UNDELIVERED : undefined;
-          usage = nativeResponsesUsage(response.usage) ?? usage ?? failedEmpty;
-          if (cost && isObject(response.usage)) response.usage.cost_micros = cost(usage, delivered);
+          const failedEmpty = type === 'response.failed' && out.delivered === '' ? FAILED_UNDELIVERED : undefined;
+          out.usage = nativeResponsesUsage(response.usage) ?? out.usage ?? failedEmpty;
+          if (cost && isObject(response.usage)) response.usage.cost_micros = cost(out.usage, out.delivered);
         }
       }
       return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -81,4 +76,5 @@ export function nativeResponsesEvents(model: string, cost?: (usage: Usage | unde
       return `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: sequence++, response })}\n\n`;
     },
   };
+  return out;
 }

@@ -61,24 +61,27 @@ export function responsesSseFormat(options: ResponsesSseFormatOptions): Response
     return encoder.encode(text);
   };
   const delivered = () => (passThrough ? native.delivered : events.delivered);
-  return {
+  // `usage` and `delivered` are fields, not getters (see chatSseFormat, chat-sse-format.ts), brought
+  // up to date after every item, which is what changes them.
+  const out: { -readonly [K in keyof ResponsesSseFormat]: ResponsesSseFormat[K] } = {
     keepalive: KEEPALIVE,
-    get usage() {
-      return passThrough ? native.usage : usage;
-    },
-    get delivered() {
-      return delivered();
-    },
+    usage: undefined,
+    delivered: '',
     item(item) {
-      if (isNative(item)) {
-        passThrough = true;
-        started = true;
-        return encoder.encode(native.item(item));
+      try {
+        if (isNative(item)) {
+          passThrough = true;
+          started = true;
+          return encoder.encode(native.item(item));
+        }
+        if (item.usage) usage = readUsage(item.usage) ?? usage;
+        const list = events.chunk(item);
+        if (list.length === 0 && started) return undefined;
+        return encode(list);
+      } finally {
+        out.usage = passThrough ? native.usage : usage;
+        out.delivered = delivered();
       }
-      if (item.usage) usage = readUsage(item.usage) ?? usage;
-      const list = events.chunk(item);
-      if (list.length === 0 && started) return undefined;
-      return encode(list);
     },
     // A native upstream's own terminal event ended its stream: nothing to add.
     done: () => (passThrough ? undefined : encode(events.finish(options.billed(usage, events.delivered, false)))),
@@ -89,4 +92,5 @@ export function responsesSseFormat(options: ResponsesSseFormatOptions): Response
       return encode(events.fail(error, billed));
     },
   };
+  return out;
 }

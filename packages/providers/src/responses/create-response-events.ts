@@ -57,7 +57,6 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
   let sequence = 0;
   let open: Open | undefined;
   let finishReason: FinishReason | null = null;
-  let delivered = '';
 
   const numbered = (events: Unnumbered<ResponseStreamEvent>[]): ResponseStreamEvent[] => events.map((event) => ({ ...event, sequence_number: sequence++ }));
 
@@ -97,7 +96,7 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
       events.push({ type: 'response.content_part.added', item_id: item.id, output_index: current.index, content_index: 0, part });
     }
     current.text += delta;
-    delivered += delta;
+    out.delivered += delta;
     events.push({ type: 'response.output_text.delta', item_id: current.item.id, output_index: current.index, content_index: 0, delta, logprobs: [] });
   };
 
@@ -126,15 +125,15 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
     const args = delta.function?.arguments;
     if (args) {
       current.item.arguments += args;
-      delivered += args;
+      out.delivered += args;
       events.push({ type: 'response.function_call_arguments.delta', item_id: current.item.id, output_index: current.index, delta: args });
     }
   };
 
-  return {
-    get delivered() {
-      return delivered;
-    },
+  // `delivered` is a field, not a getter: an object literal's getter (a closure made per call) gets
+  // an accessor V8 keeps in the old generation, and with it this scope past young-generation GCs.
+  const out: { -readonly [K in keyof ResponseEvents]: ResponseEvents[K] } = {
+    delivered: '',
     start() {
       const response = responseObject(meta, { status: 'in_progress' }, [], null);
       return numbered([
@@ -167,4 +166,5 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
       return numbered([{ type: 'response.failed', response }]);
     },
   };
+  return out;
 }
