@@ -744,6 +744,29 @@ describe.each(UPSTREAMS)('a reply made by the request’s LEAN_REPLY, over %s', 
     expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: true, outcome: 'done' });
   });
 
+  it('a stream asked for while a sink holds the bytes is empty, and the sink still gets the rest', async () => {
+    const s = await open(upstream, { fakeOptions: { reply: HUNDRED } });
+    const { calls } = await postLean(s, chatBody({ stream: true }));
+    const lazy = lazyOf(calls);
+    const source = lazy.source();
+    if (source === undefined) throw new Error('the lazy body offers no source');
+    // The sink is full after its first write: the stream waits on it.
+    const sink = recordingSink((count) => count > 1);
+    source.start(sink.sink);
+    await flush();
+    expect(sink.state.writes).toHaveLength(1);
+    const stream = lazy.stream();
+    expect(await new Response(stream).text()).toBe('');
+    source.resume();
+    await within(sink.over, 'the sink was ended');
+    expect(sink.state).toMatchObject({ ends: 1, errors: [], afterEnd: 0 });
+    const { data } = sink.parsed();
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(contentOf(data)).toBe(HUNDRED);
+    await settled(s);
+    expect(s.logs.at(-1)).toMatchObject({ status: 200, stream: true, outcome: 'done' });
+  });
+
   it('a streamed chat whose lazy body is read as a stream: the events, and no source once it is read', async () => {
     const s = await open(upstream);
     const { calls } = await postLean(s, chatBody({ stream: true }));

@@ -320,7 +320,7 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
   /** The source, once, while nobody read the body and the stream goes on; else undefined (read the stream). */
   let given = false;
   function offer(): BodySource | undefined {
-    if (given || sink !== undefined || pulled || ended || stream?.locked) return undefined;
+    if (given || pulled || ended || stream?.locked) return undefined;
     given = true;
     return source;
   }
@@ -341,7 +341,6 @@ export function createMeteredStream<T>(options: MeteredStreamOptions<T>): Metere
    * load, to be promoted to the old generation.
    */
   function letBodyGo(): void {
-    if (lazyBody.source === offerNothing) return;
     // Made outside this function: a closure made here would keep all of the stream's state.
     lazyBody.source = offerNothing;
     const made = stream;
