@@ -253,6 +253,17 @@ function sourceOf(response: Response): BodySource {
   return source;
 }
 
+/**
+ * What a request to an upstream still answering gives: the upstream is called, then, a keepalive
+ * interval (1 s in these tests) later, the gateway answers without it (its 200 and the body to come).
+ */
+async function answeredWhileAwaited<R>(s: PushGateway, pending: Promise<R>): Promise<R> {
+  await expect.poll(() => s.fake.requests.length, { timeout: 2_000 }).toBe(1);
+  await flush();
+  await s.time.advance(1_000);
+  return pending;
+}
+
 /** Waits in real time (at most 2 s) for `promise`; fails the test rather than hang. */
 async function within(promise: Promise<unknown>, what: string): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -492,12 +503,8 @@ describe.each(UPSTREAMS)('a streamed chat written into a sink, over %s', (_name,
 
   it('an upstream slow to send its first event: the 200 and keepalives while it is awaited, then every event', async () => {
     const s = await open(upstream, { keepaliveMs: 1_000, fakeOptions: { latencyMs: 2_500 } });
-    const pending = s.stream();
-    await expect.poll(() => s.fake.requests.length, { timeout: 2_000 }).toBe(1);
-    await flush();
     // The 200 goes out after a keepalive interval, the upstream still answering.
-    await s.time.advance(1_000);
-    const response = await pending;
+    const response = await answeredWhileAwaited(s, s.stream());
     expect(response.status).toBe(200);
     const sink = recordingSink();
     sourceOf(response).start(sink.sink);
@@ -514,11 +521,7 @@ describe.each(UPSTREAMS)('a streamed chat written into a sink, over %s', (_name,
 
   it('an upstream that never answers: keepalives while it is awaited, then the error event at the headers deadline, nothing charged', async () => {
     const s = await open(upstream, { keepaliveMs: 1_000, upstreamHeadersTimeoutMs: 5_000, fakeOptions: { faults: () => ({ kind: 'hang' }) } });
-    const pending = s.stream();
-    await expect.poll(() => s.fake.requests.length, { timeout: 2_000 }).toBe(1);
-    await flush();
-    await s.time.advance(1_000);
-    const response = await pending;
+    const response = await answeredWhileAwaited(s, s.stream());
     expect(response.status).toBe(200);
     const sink = recordingSink();
     sourceOf(response).start(sink.sink);
@@ -786,11 +789,7 @@ describe.each(UPSTREAMS)('a reply made by the request’s LEAN_REPLY, over %s', 
 
   it('an upstream that never answers while nobody took the body: the error event is kept in its stream at the deadline, nothing charged', async () => {
     const s = await open(upstream, { keepaliveMs: 1_000, upstreamHeadersTimeoutMs: 5_000, fakeOptions: { faults: () => ({ kind: 'hang' }) } });
-    const pending = postLean(s, chatBody({ stream: true }));
-    await expect.poll(() => s.fake.requests.length, { timeout: 2_000 }).toBe(1);
-    await flush();
-    await s.time.advance(1_000);
-    const lazy = lazyOf((await pending).calls);
+    const lazy = lazyOf((await answeredWhileAwaited(s, postLean(s, chatBody({ stream: true })))).calls);
     await s.time.advance(4_000);
     await settled(s);
     expect(lazy.source()).toBeUndefined();
