@@ -54,6 +54,12 @@ async function drain(stream: ReadableStream<string>): Promise<{ chunks: string[]
   return { chunks };
 }
 
+/** Error mappers that wrap what they map, so a test sees which one made an error and from what. */
+const WRAP = {
+  step: (reason: unknown) => new Error('step failed', { cause: reason }),
+  read: (error: unknown) => new Error('read failed', { cause: error }),
+};
+
 describe('openUpstreamStream', () => {
   it('delivers the chunks of every event read, the flush, and the chunks before an error before the error itself', async () => {
     const whole = body(['data: a\n\ndata: two\n\ndata: b', '\n\ndata: end\n\n']);
@@ -194,11 +200,7 @@ describe('sseChunkBatches (openUpstreamStream’s batches)', () => {
     expect(await rejection(thrown.batches.read())).toBe(mapped);
 
     // The error is made once, from the step's reason: later reads do not map it again.
-    const wrap = {
-      step: (reason: unknown) => new Error('step failed', { cause: reason }),
-      read: (error: unknown) => new Error('read failed', { cause: error }),
-    };
-    const wrapped = sseChunkBatches(body(['data: a\n\ndata: bad\n\n']).response, steps(), recordingLink().link, wrap);
+    const wrapped = sseChunkBatches(body(['data: a\n\ndata: bad\n\n']).response, steps(), recordingLink().link, WRAP);
     expect(await wrapped.read()).toEqual(['a']);
     const made = await rejection(wrapped.read());
     expect((made as Error).message).toBe('step failed');
@@ -532,11 +534,7 @@ describe('sseChunkBatches over a reader that answers what it has now (readNow)',
   });
 
   it('a step’s error (mapped by `errors.step`): the chunks before it, then thrown by this readNow and every later one; the call cut', () => {
-    const wrap = {
-      step: (reason: unknown) => new Error('step failed', { cause: reason }),
-      read: (error: unknown) => new Error('read failed', { cause: error }),
-    };
-    const body = pushBatches(steps(), wrap);
+    const body = pushBatches(steps(), WRAP);
     body.push('data: a\n\ndata: fail\n\ndata: c\n\n');
     expect(body.readNow()).toEqual(['a']);
     // Not let go yet: the error is still to be seen.
@@ -551,7 +549,7 @@ describe('sseChunkBatches over a reader that answers what it has now (readNow)',
     expect(body.calls).toEqual({ abort: 1, unlink: 1 });
 
     // A throwing step alone in its batch: thrown at once.
-    const bad = pushBatches(steps(), wrap);
+    const bad = pushBatches(steps(), WRAP);
     bad.push('data: bad\n\n');
     const made = thrown(() => bad.readNow()) as Error;
     expect(made.message).toBe('step failed');
@@ -559,7 +557,7 @@ describe('sseChunkBatches over a reader that answers what it has now (readNow)',
     expect(bad.calls).toEqual({ abort: 1, unlink: 1 });
 
     // A body that ends too soon: the flush's error.
-    const short = pushBatches(steps(), wrap);
+    const short = pushBatches(steps(), WRAP);
     short.push('data: a\n\n');
     short.end();
     expect(short.readNow()).toEqual(['a']);
@@ -573,11 +571,7 @@ describe('sseChunkBatches over a reader that answers what it has now (readNow)',
   });
 
   it('a body read that fails (mapped by `errors.read`): thrown by this readNow and every later one; the call cut', () => {
-    const wrap = {
-      step: (reason: unknown) => new Error('step failed', { cause: reason }),
-      read: (error: unknown) => new Error('read failed', { cause: error }),
-    };
-    const body = pushBatches(steps(), wrap);
+    const body = pushBatches(steps(), WRAP);
     body.push('data: a\n\n');
     expect(body.readNow()).toEqual(['a']);
     const cut = new TypeError('terminated');
