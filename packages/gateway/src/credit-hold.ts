@@ -46,10 +46,43 @@ export interface HoldCreditsInput {
   timers: Timers;
 }
 
-/** Attempts the request waits for (100, 200, 400 ms apart) before its reply or log line goes on without them. */
+/** Attempts of a settle or release the request waits for (100, 200, 400 ms apart) before its reply or log line goes on without them. */
 const SETTLE_ATTEMPTS = 4;
 /** The longest wait between two later attempts, made in the background. */
 const SETTLE_RETRY_MAX_MS = 5_000;
+
+/**
+ * Writes a hold's settle or release, both idempotent in every store, so a retry never charges or
+ * releases twice: `SETTLE_ATTEMPTS` attempts the caller waits for (100, 200, 400 ms apart), then, if
+ * the store is still down (a database restart), in the background, backing off to one attempt every
+ * few seconds, for as long as the hold lives (a settle also works after it expired), so an outage
+ * of seconds or minutes loses no charge and leaves no money held; the reply does not wait for
+ * those. Past the TTL, or if the process ends first, the hold expires: `giveUp` hears of it.
+ */
+async function writeWithRetries(write: () => Promise<unknown>, timers: Timers, ttlMs: number, giveUp: (error: unknown) => void): Promise<void> {
+  const wait = (ms: number) => new Promise<void>((resolve) => timers.setTimeout(resolve, ms));
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
+    try {
+      await write();
+      return;
+    } catch {
+      if (attempt < SETTLE_ATTEMPTS) await wait(50 * 2 ** attempt);
+    }
+  }
+  void (async () => {
+    let waited = 0;
+    for (let delay = 800; ; delay = Math.min(delay * 2, SETTLE_RETRY_MAX_MS)) {
+      await wait(delay);
+      waited += delay;
+      try {
+        await write();
+        return;
+      } catch (error) {
+        if (waited >= ttlMs) return giveUp(error);
+      }
+    }
+  })();
+}
 
 /**
  * Holds credit for a request (docs/architecture.md), or says how much was available. Keys always
@@ -81,43 +114,25 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       untrack();
       if (closed) return;
       closed = true;
-      // Settle is idempotent in every store, so retrying a failed call never charges twice.
-      const write = () => store.settle(holdId, { micros, requestId: input.requestId, meta, ...tokens });
-      const wait = (ms: number) => new Promise<void>((resolve) => timers.setTimeout(resolve, ms));
-      for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
-        try {
-          await write();
-          return;
-        } catch {
-          if (attempt < SETTLE_ATTEMPTS) await wait(50 * 2 ** attempt);
-        }
-      }
-      // The store is still down (a database restart): keep trying in the background, backing off
-      // to one attempt every few seconds, for as long as the hold lives (a settle also works after
-      // it expired), so an outage of seconds or minutes loses no charge; the reply does not wait.
-      // Past the TTL, or if the process ends first, the hold expires: onSettleError says so.
-      void (async () => {
-        let waited = 0;
-        for (let delay = 800; ; delay = Math.min(delay * 2, SETTLE_RETRY_MAX_MS)) {
-          await wait(delay);
-          waited += delay;
-          try {
-            await write();
-            return;
-          } catch (error) {
-            if (waited >= input.ttlMs) {
-              input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error });
-              return;
-            }
-          }
-        }
-      })();
+      await writeWithRetries(
+        () => store.settle(holdId, { micros, requestId: input.requestId, meta, ...tokens }),
+        timers,
+        input.ttlMs,
+        (error) => input.onSettleError?.({ requestId: input.requestId, accountId: principal.account.id, micros, error }),
+      );
     },
     async release() {
       untrack();
       if (closed) return;
       closed = true;
-      await store.release(holdId).catch(() => {});
+      // A release that cannot be written would leave the account's money held until the hold
+      // expires: retried as a settle is. Past the TTL the hold expired and holds nothing: nothing to report.
+      await writeWithRetries(
+        () => store.release(holdId).then(() => undefined),
+        timers,
+        input.ttlMs,
+        () => {},
+      );
     },
     track(checkpoints, deliveredMicros) {
       if (closed) return () => {};

@@ -1,7 +1,8 @@
 import { memoryStore } from '@tollgate/billing';
 import { describe, expect, it } from 'vitest';
 import { chatBody, setup } from '../test/test-harness';
-import { manualClock, manualTimers } from '../test/test-timers';
+import { holdCredits } from './credit-hold';
+import { flush, manualClock, manualTimers } from '../test/test-timers';
 
 describe('a settlement that cannot be written', () => {
   it('is retried four times before the reply, then in the background for as long as the hold lives, then reported with the request, account and amount', async () => {
@@ -80,5 +81,48 @@ describe('a settlement that cannot be written', () => {
     expect(reports).toEqual([]);
     const entries = await store.entries(t.accountId);
     expect(entries.filter((entry) => entry.kind === 'charge')).toHaveLength(1);
+  });
+});
+
+describe('a release that cannot be written', () => {
+  it('is retried as a settle is, so the money is not left held until the hold expires, and nothing is charged', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const store = memoryStore({ now: clock.now });
+    const account = await store.createAccount({ plan: 'pro' });
+    await store.addCredits(account.id, 10_000);
+    let failures = 5;
+    const attemptedAt: number[] = [];
+    const flaky = Object.assign(Object.create(store) as typeof store, {
+      release: async (...args: Parameters<typeof store.release>) => {
+        attemptedAt.push(clock.now());
+        if (failures-- > 0) throw new Error('database is restarting');
+        return store.release(...args);
+      },
+    });
+    const held = await holdCredits(
+      flaky,
+      { account, funding: 'credits', app: false },
+      { micros: 4_000, minimum: 4_000, ttlMs: 60_000, requestId: 'req_release', timers: time.timers },
+    );
+    if (!held.ok) throw new Error('hold refused');
+    let released = false;
+    const releasing = held.value.release().then(() => {
+      released = true;
+    });
+    await flush(); // the first attempt fails and arms its retry's timer before the clock moves
+    for (let step = 0; step < 20 && !released; step++) await time.advance(100);
+    await releasing;
+    // The caller waited for four attempts, 100, 200 and 400 ms apart; the money is still held.
+    expect(attemptedAt.slice(1).map((at, index) => at - (attemptedAt[index] ?? 0))).toEqual([100, 200, 400]);
+    expect((await store.getBalance(account.id)).held).toBe(4_000);
+    // In the background: 0.8 s later fails too, 1.6 s after that goes through.
+    for (let step = 0; step < 40; step++) await time.advance(100);
+    expect(attemptedAt.slice(4).map((at, index) => at - (attemptedAt[index + 3] ?? 0))).toEqual([800, 1_600]);
+    expect(await store.getBalance(account.id)).toEqual({ balance: 10_000, held: 0, available: 10_000 });
+    expect((await store.entries(account.id)).filter((entry) => entry.kind === 'charge')).toEqual([]);
+    // Released once: a second release writes nothing.
+    await held.value.release();
+    expect(attemptedAt).toHaveLength(6);
   });
 });
