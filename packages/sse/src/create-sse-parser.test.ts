@@ -55,4 +55,19 @@ describe('createSseParser', () => {
     expect(parse([encoder.encode('data: a'), Uint8Array.from([0xef, 0xbb]), Uint8Array.from([0xbf]), encoder.encode('\n\n')])).toEqual([{ data: 'a\ufeff' }]);
     expect(parse([Uint8Array.from([0xef]), Uint8Array.from([0xbb, 0xbf]), encoder.encode('data: b\n\n')])).toEqual([{ data: 'b' }]);
   });
+
+  it('reads a field by its whole name only, and a colon of a later line is not the line’s own', () => {
+    const text =
+      'dat: no\ndatas: no\ndata\nevent\nid\n\n' + // names that begin or extend the known ones are unknown fields; a bare name has an empty value
+      'eventx: no\nevent:e\ni: no\nids: no\nid:7\nretry: 10\ndata:x\n\n' +
+      'data\r\nevent: later:colon\r\n\r\n';
+    const expected: SseEvent[] = [
+      { data: '', event: '', id: '' },
+      { data: 'x', event: 'e', id: '7' },
+      { data: '', event: 'later:colon' },
+    ];
+    expect(parse([encoder.encode(text)])).toEqual(expected);
+    // The same, a character at a time.
+    expect(parse([...text].map((character) => encoder.encode(character)))).toEqual(expected);
+  });
 });

@@ -8,9 +8,6 @@ export interface SseParser {
   end(): void;
 }
 
-// Finds the next CR or LF; a regex with lastIndex scans each chunk once, so long lines stay linear.
-const LINE_END = /[\r\n]/g;
-
 // One decoder for every parser, used without `stream: true`: a whole-chunk decode takes the
 // runtime's fast path (a streaming decode is several times slower on Node 20), and the few bytes
 // of a character split between chunks are carried over by hand. The BOM is stripped by the parser,
@@ -63,44 +60,60 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
     id = undefined;
   }
 
-  function line(text: string): void {
-    if (text.length === 0) {
+  /** One line: `text` from `from` to `to` (a line of a chunk is read in place, no copy of it made first). */
+  function line(text: string, from: number, to: number): void {
+    if (from === to) {
       dispatch();
       return;
     }
-    if (text.charCodeAt(0) === 58 /* : */) return;
-    const colon = text.indexOf(':');
-    const field = colon === -1 ? text : text.slice(0, colon);
-    let value = colon === -1 ? '' : text.slice(colon + 1);
-    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
-    if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
-    else if (field === 'event') event = value;
-    else if (field === 'id' && !value.includes('\0')) id = value;
+    if (text.charCodeAt(from) === 58 /* : */) return;
+    let colon = text.indexOf(':', from);
+    if (colon >= to) colon = -1;
+    const fieldEnd = colon === -1 ? to : colon;
+    let valueStart = colon === -1 ? to : colon + 1;
+    if (valueStart < to && text.charCodeAt(valueStart) === 32 /* space */) valueStart++;
+    // The field's name compared in place: no string made for it.
+    const length = fieldEnd - from;
+    if (length === 4 && text.startsWith('data', from)) {
+      const value = text.slice(valueStart, to);
+      data = data === undefined ? value : `${data}\n${value}`;
+    } else if (length === 5 && text.startsWith('event', from)) event = text.slice(valueStart, to);
+    else if (length === 2 && text.startsWith('id', from)) {
+      const value = text.slice(valueStart, to);
+      if (!value.includes('\0')) id = value;
+    }
     // `retry` and unknown fields are ignored, as the standard says.
   }
 
+  /**
+   * Splits a chunk into lines at CR, LF or CRLF. `indexOf` finds each line end with no match object
+   * made per line (a regex's `exec` made one); where the next CR is, is kept until the scan passes
+   * it, so a chunk without CR (OpenAI's) is searched for one once, and every chunk stays linear.
+   */
   function text(chunk: string): void {
     let start = 0;
     if (pendingCR && chunk.charCodeAt(0) === 10) start = 1;
     pendingCR = false;
-    LINE_END.lastIndex = start;
-    for (let match = LINE_END.exec(chunk); match !== null; match = LINE_END.exec(chunk)) {
-      const at = match.index;
-      const piece = chunk.slice(start, at);
+    let nextCR = chunk.indexOf('\r', start);
+    let nextLF = chunk.indexOf('\n', start);
+    for (;;) {
+      if (nextCR !== -1 && nextCR < start) nextCR = chunk.indexOf('\r', start);
+      if (nextLF !== -1 && nextLF < start) nextLF = chunk.indexOf('\n', start);
+      const at = nextCR === -1 ? nextLF : nextLF === -1 ? nextCR : Math.min(nextCR, nextLF);
+      if (at === -1) break;
       if (partial.length > 0) {
-        partial.push(piece);
+        partial.push(chunk.slice(start, at));
         const whole = partial.join('');
         partial = [];
-        line(whole);
+        line(whole, 0, whole.length);
       } else {
-        line(piece);
+        line(chunk, start, at);
       }
       start = at + 1;
       if (chunk.charCodeAt(at) === 13) {
         if (at + 1 === chunk.length) pendingCR = true;
         else if (chunk.charCodeAt(at + 1) === 10) start = at + 2;
       }
-      LINE_END.lastIndex = start;
     }
     if (start < chunk.length) partial.push(chunk.slice(start));
   }
@@ -136,7 +149,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
       if (partial.length > 0) {
         const whole = partial.join('');
         partial = [];
-        line(whole);
+        line(whole, 0, whole.length);
       }
       dispatch();
     },
