@@ -59,6 +59,17 @@ describe('createUpstreamFetch', () => {
     expect(await response.json()).toEqual({ body: '{"héllo":1}' });
   });
 
+  it('sends each call to its own URL, however many URLs it has seen (each is parsed once, in a bounded cache)', async () => {
+    const { url } = await serve((request, response) => response.end(request.url));
+    const { fetch } = upstream();
+    // More URLs than the cache keeps, then the first ones again, and a URL object.
+    const paths = [...Array.from({ length: 300 }, (_, index) => `/v1/p${index}?q=${index}`), '/v1/p0?q=0', '/v1/p1?q=1'];
+    for (const path of paths) expect(await (await fetch(`${url}${path}`)).text()).toBe(path);
+    expect(await (await fetch(new URL(`${url}/v1/object?x=1`))).text()).toBe('/v1/object?x=1');
+    // Not a URL: rejected as the global fetch rejects it, never thrown synchronously.
+    await expect(Promise.resolve().then(() => fetch('not a url'))).rejects.toThrow(TypeError);
+  });
+
   it('reuses one pooled connection for sequential calls', async () => {
     const { url, server } = await serve((_request, response) => response.end('ok'));
     let connections = 0;

@@ -19,6 +19,31 @@ export interface UpstreamFetch {
   close(): void;
 }
 
+/** Where a request goes, as node:http takes it, read once from its URL. */
+interface Target {
+  protocol: 'http:' | 'https:';
+  secure: boolean;
+  hostname: string;
+  port: number;
+  path: string;
+}
+
+/** URLs whose targets are kept at most (a cache that is full starts again). */
+const MAX_TARGETS = 256;
+
+/** The target of an http(s) URL; undefined for another scheme (the global fetch serves it). */
+function toTarget(url: URL): Target | undefined {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  const secure = url.protocol === 'https:';
+  return {
+    protocol: url.protocol,
+    secure,
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+  };
+}
+
 /** Statuses whose reply has no body (a web Response refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -51,20 +76,34 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
   const httpsAgent = new https.Agent(agentOptions);
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
 
+  // A provider calls the same few URLs over and over: each is parsed once (a bounded cache).
+  const targets = new Map<string, Target | undefined>();
+  const targetOf = (input: string | URL | Request): Target | undefined => {
+    if (input instanceof URL) return toTarget(input);
+    if (typeof input !== 'string') return undefined;
+    let target = targets.get(input);
+    if (target === undefined && !targets.has(input)) {
+      target = URL.canParse(input) ? toTarget(new URL(input)) : undefined;
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      targets.set(input, target);
+    }
+    return target;
+  };
+
   const upstreamFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
+    const target = targetOf(input);
     const body = requestBody(init.body);
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || body === false) return globalThis.fetch(input, init);
+    if (!target || body === false) return globalThis.fetch(input, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const headers = requestHeaders(init.headers);
     if (body !== undefined) headers['content-length'] = String(body.byteLength);
-    const secure = url.protocol === 'https:';
+    const { secure } = target;
     const request = (secure ? https : http).request({
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-      path: `${url.pathname}${url.search}`,
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
       method: init.method ?? 'GET',
       headers,
       agent: secure ? httpsAgent : httpAgent,
