@@ -18,6 +18,7 @@ const servers = await startChild<{ gateway: string; keys: string[] }>(
   'bench/bench-servers-process.ts',
   [upstream.info.url, '1000'],
   [...startScript().nodeFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`],
+  { bundled: process.env.BENCH_SERVERS !== 'tsx' },
 );
 let next = 0;
 const result = await autocannon({

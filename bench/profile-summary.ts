@@ -5,12 +5,14 @@
  *
  * Run: `npx tsx bench/profile-summary.ts <profile dir or .cpuprofile> [CPU µs per request]`.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -51,10 +53,30 @@ function newest(path: string): string {
   return files.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
 }
 
+/**
+ * A frame of a bundle (the bench runs the servers bundled, as `npm start` does) with the url of its
+ * source file, read from the bundle's source map, so it counts to its package; other frames as they are.
+ */
+function unbundled(): (frame: ProfileNode['callFrame']) => ProfileNode['callFrame'] {
+  const maps = new Map<string, SourceMap | undefined>();
+  return (frame) => {
+    if (!frame.url.startsWith('file:') || !frame.url.endsWith('.mjs')) return frame;
+    let map = maps.get(frame.url);
+    if (!maps.has(frame.url)) {
+      const path = `${fileURLToPath(frame.url)}.map`;
+      map = existsSync(path) ? new SourceMap(JSON.parse(readFileSync(path, 'utf8'))) : undefined;
+      maps.set(frame.url, map);
+    }
+    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber);
+    return entry && 'originalSource' in entry && entry.originalSource ? { ...frame, url: entry.originalSource } : frame;
+  };
+}
+
 const file = newest(process.argv[2] ?? 'bench-profiles');
 const microsPerRequest = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const source = unbundled();
+const byId = new Map(profile.nodes.map((node) => [node.id, { ...node, callFrame: source(node.callFrame) }]));
 const shares = new Map<string, number>();
 let busy = 0;
 profile.samples.forEach((id, index) => {

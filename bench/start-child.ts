@@ -1,10 +1,12 @@
 /**
- * Starts a bench child process (a TypeScript file run through tsx) and waits for the one JSON line
- * it prints when it is ready. Closing its stdin asks it to stop.
+ * Starts a bench child process (a TypeScript file run through tsx, or bundled first as `npm start`'s
+ * server is) and waits for the one JSON line it prints when it is ready. Closing its stdin asks it to stop.
  */
 import { spawn } from 'node:child_process';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 /** A running child and what it announced. */
 export interface Child<T> {
@@ -17,8 +19,43 @@ export interface Child<T> {
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/** Where bundled children are written: inside node_modules, so their npm packages resolve as the sources' do. */
+const BUNDLES = join(root, 'node_modules', '.cache', 'tollgate-bench');
+
 /**
- * Runs `node [nodeArgs] --import tsx <file> [args]` from the repository root. `BENCH_CHILD_IMPORT`
+ * `file` bundled with its workspace sources into one ES module, as scripts/build-server.mjs
+ * bundles the reference server for `npm start`: esbuild, the @tollgate/* sources through
+ * tsconfig.json's paths, npm packages external, and no `keepNames`. Under tsx every named function
+ * made at run time goes through esbuild's `__name` helper (an `Object.defineProperty` per closure:
+ * some 10 µs per streamed request, docs/benchmarks.md), which the server as shipped does not pay.
+ */
+export async function bundleChild(file: string): Promise<string> {
+  const outfile = join(BUNDLES, `${basename(file, '.ts')}.mjs`);
+  await build({
+    absWorkingDir: root,
+    entryPoints: [file],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    tsconfig: 'tsconfig.json',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/** Options of {@link startChild}. */
+export interface StartChildOptions {
+  /** Run the child as a bundle ({@link bundleChild}) on plain `node`, not through tsx. */
+  bundled?: boolean;
+}
+
+/**
+ * Runs `node [nodeArgs] --import tsx <file> [args]` (or, `bundled`, `node [nodeArgs] <bundle of
+ * file> [args]`) from the repository root. `BENCH_CHILD_IMPORT`
  * names a module every child preloads first (`--import`), e.g. one that logs
  * `process.memoryUsage()` to stderr each second while a bench runs.
  *
@@ -26,10 +63,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
  * const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
  * await upstream.stop();
  */
-export async function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<Child<T>> {
+export async function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = [], options: StartChildOptions = {}): Promise<Child<T>> {
+  const script = options.bundled ? [await bundleChild(file)] : ['--import', 'tsx', file];
   const child = spawn(
     process.execPath,
-    [...nodeArgs, ...(process.env.BENCH_CHILD_IMPORT ? ['--import', process.env.BENCH_CHILD_IMPORT] : []), '--import', 'tsx', file, ...args],
+    [...nodeArgs, ...(process.env.BENCH_CHILD_IMPORT ? ['--import', process.env.BENCH_CHILD_IMPORT] : []), ...script, ...args],
     {
       cwd: root,
       stdio: ['pipe', 'pipe', 'inherit'],
