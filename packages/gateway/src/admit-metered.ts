@@ -57,6 +57,9 @@ export interface Admitted<Model, Prepared> {
   started: StartedHeaders;
 }
 
+/** What `context.body` reads once admission parsed it. */
+const PARSED: Record<string, unknown> = Object.freeze({});
+
 /**
  * The admission step every metered endpoint shares, after the router took the slot and read the
  * body: parse, model lookup, plan, the endpoint's own checks, the hold, and the request id. The
@@ -75,6 +78,9 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
 ): Promise<Result<Admitted<Model, Prepared>, Response>> {
   const { replies } = runtime;
   const parsed = endpoint.parse(context.body);
+  // Read once: the context outlives admission (a stream's closures keep it), its body need not,
+  // so an open stream keeps no copy of its prompt through it (docs/architecture.md).
+  context.body = PARSED;
   if (!parsed.ok) return { ok: false, error: replies.error(GatewayError.from(parsed.error)) };
   const model = endpoint.model(parsed.value);
   if (!model) return { ok: false, error: replies.error('model_not_found') };

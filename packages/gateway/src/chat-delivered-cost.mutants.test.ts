@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { chatDeliveredCost } from './chat-delivered-cost';
 import type { PreparedChat } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
+import { PromptEstimate } from './prompt-estimate';
 
 function chat(price: ChatPrice): { model: ChatModel; prepared: PreparedChat } {
   const config: ChatModelConfig = { id: 'fast', type: 'chat', provider: 'local', max_output_tokens: 2_000_000, price };
   const model: ChatModel = { config, id: 'fast', plan: 'free', routes: [], zdr: false, price, tee: undefined };
   const request = { model: 'fast', stream: true, messages: [{ role: 'user' as const, content: 'Hello there' }], max_completion_tokens: 2_000_000 };
-  return { model, prepared: { request, promptBound: promptTokenBound(request, config), full: 0 } };
+  return { model, prepared: { request, promptBound: promptTokenBound(request, config), prompt: new PromptEstimate(request, config), full: 0 } };
 }
 
 // What a crash checkpoint records for a chat stream: nothing while no text was delivered (a stream

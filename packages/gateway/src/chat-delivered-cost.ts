@@ -1,4 +1,4 @@
-import { chatCostMicros, createCompletionTokenCounter, estimatePromptTokens } from '@tollgate/billing';
+import { chatCostMicros, createCompletionTokenCounter } from '@tollgate/billing';
 import type { PreparedChat } from './handle-chat';
 import type { ChatModel } from './model-catalogue';
 
@@ -14,13 +14,15 @@ import type { ChatModel } from './model-catalogue';
  */
 export function chatDeliveredCost(model: ChatModel, prepared: PreparedChat): (deliveredText: string) => number {
   const counter = createCompletionTokenCounter();
-  let promptTokens: number | undefined;
+  // Measured now, when the stream starts, not at its first checkpoint: the estimate lets go of the
+  // request then, so the stream keeps no prompt text for its life (docs/architecture.md).
+  const promptTokens = Math.min(prepared.prompt.tokens(), prepared.promptBound);
+  const { price } = model;
   return (deliveredText) => {
     if (deliveredText === '') return 0;
     counter.update(deliveredText);
-    promptTokens ??= Math.min(estimatePromptTokens(prepared.request, model.config), prepared.promptBound);
     try {
-      return chatCostMicros(model.price, { prompt_tokens: promptTokens, completion_tokens: counter.tokens });
+      return chatCostMicros(price, { prompt_tokens: promptTokens, completion_tokens: counter.tokens });
     } catch {
       // Past the safe-integer range: the hold caps what is recorded.
       return Number.MAX_SAFE_INTEGER;

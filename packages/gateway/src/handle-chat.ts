@@ -1,9 +1,9 @@
 import { type ChatCompletion, type ChatCompletionChunk, completionId, GatewayError, HEADER, leanReply, withinDeadline } from '@tollgate/core';
-import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, estimatePromptTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
+import { chatCostMicros, chatHoldMicros, estimateCompletionTokens, outputLimitForHold, promptTokenBound } from '@tollgate/billing';
 import { batchesOfReader, type CallOptions, type ChatProvider, type ChunkBatches, pairedChatBatches, type ProviderChatRequest } from '@tollgate/providers';
 import { firstSystemText, lastUserTextBytes, type ParsedChatRequest, parseChatRequest, resolveChatRequest } from '@tollgate/validator';
 import { type Admitted, admitMetered, type MeteredEndpoint } from './admit-metered';
-import { callRoutes } from './call-routes';
+import { callRoutes, type RouteResult } from './call-routes';
 import { callUpstream } from './call-upstream';
 import { billedUsage } from './billed-usage';
 import { chatDeliveredCost } from './chat-delivered-cost';
@@ -12,6 +12,7 @@ import { failed } from './failed';
 import type { CreditHold } from './credit-hold';
 import { createMeteredStream, type DeliveringFormat, type OpenedUpstream } from './metered-stream';
 import type { ChatModel } from './model-catalogue';
+import { PromptEstimate } from './prompt-estimate';
 import { readUsage } from './read-usage';
 import type { HandlerReply, MeteredContext, Runtime } from './runtime';
 import { teeChat } from './tee-chat';
@@ -23,6 +24,8 @@ export interface PreparedChat {
   request: ProviderChatRequest;
   /** The prompt-token bound of the hold (docs/architecture.md, Billing). */
   promptBound: number;
+  /** The prompt's token estimate, measured when first asked for (what a charge without reported usage bills). */
+  prompt: PromptEstimate;
   /** The hold at the requested output limit. */
   full: number;
 }
@@ -53,7 +56,8 @@ export function chatEndpoint(runtime: Runtime): MeteredEndpoint<ParsedChatReques
       const request = resolved.value;
       if (character && lastUserTextBytes(request) > MESSAGE_TOO_LONG_BYTES) return { ok: false, error: { code: 'message_too_long' } };
       const promptBound = promptTokenBound(request, model.config);
-      return { ok: true, value: { request, promptBound, full: chatHoldMicros(model.price, promptBound, request.max_completion_tokens) } };
+      const full = chatHoldMicros(model.price, promptBound, request.max_completion_tokens);
+      return { ok: true, value: { request, promptBound, prompt: new PromptEstimate(request, model.config), full } };
     },
     // The minimum is the hold at an output limit of one: below it, not even one token fits.
     hold: (prepared, model) => ({ micros: prepared.full, minimum: chatHoldMicros(model.price, prepared.promptBound, 1) }),
@@ -94,11 +98,14 @@ export function chatCharge(
   request: ProviderChatRequest,
   hold: CreditHold,
   promptBound: number = promptTokenBound(request, model.config),
+  prompt: PromptEstimate = new PromptEstimate(request, model.config),
 ): ChatCharge {
+  // The closures below keep the output limit and the prompt's estimate, not the request (and its prompt text).
+  const outputLimit = request.max_completion_tokens;
   const price = (reported: unknown, deliveredText: string): ChatPricing => {
     // Only well-formed usage is money; anything else is charged by the documented estimate.
     const usage = readUsage(reported);
-    const promptCount = usage?.prompt_tokens ?? estimatePromptTokens(request, model.config);
+    const promptCount = usage?.prompt_tokens ?? prompt.tokens();
     // The provider's usage counts what it sent, and it comes after the content: when it arrived,
     // everything it counts was delivered. Without it, count the text the client was sent.
     const completionCount = usage ? usage.completion_tokens : estimateCompletionTokens(deliveredText);
@@ -106,7 +113,7 @@ export function chatCharge(
     // broken count, a tee server's text past the limit, whose estimate counts four characters a
     // token) is billed at the limits: the hold was "the most the request could cost" (spec Billing 1).
     const promptTokens = Math.min(promptCount, promptBound);
-    const completionTokens = Math.min(completionCount, request.max_completion_tokens);
+    const completionTokens = Math.min(completionCount, outputLimit);
     // readUsage kept only a cached count within the reported prompt; within the billed prompt too.
     const cachedTokens = Math.min(usage?.prompt_tokens_details?.cached_tokens ?? 0, promptTokens);
     let micros: number;
@@ -151,10 +158,14 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const { request } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;
-  const charge = chatCharge(context, model, request, hold, prepared.promptBound);
+  const { prompt } = prepared;
+  const charge = chatCharge(context, model, request, hold, prepared.promptBound, prompt);
   const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
 
   if (model.tee) return teeChat(runtime, context, { ...admitted.value, routes: model.tee }, upstreamRequest, extra, charge);
+  // The closures made here share this call's scope: they name the prompt's estimate, never the
+  // request, and the upstream calls are made by closures of their own (openChat, callChat), so a
+  // stream that outlives this call keeps no prompt text (docs/architecture.md).
   if (request.stream) {
     const format = chatSseFormat({
       id: completionId(),
@@ -163,12 +174,12 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
       obfuscate: runtime.obfuscate,
       now: runtime.now,
       // A client that asked for usage gets it even from an upstream that reports none: the estimate it pays.
-      usageFallback: (text) => billedUsage(model, request, undefined, text),
+      usageFallback: (text) => billedUsage(prompt, undefined, text),
       // Priced once, for the usage chunk and the settle alike.
       cost: charge.quote,
     });
     return streamMetered(runtime, context, admitted.value, {
-      open: (provider, upstream, signal) => chatBatches(provider, upstreamRequest, { upstream, signal }),
+      open: openChat(upstreamRequest),
       format,
       charge,
       extra,
@@ -177,13 +188,7 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
 
   // No client signal: a non-streamed call runs to its end (within its deadline) and is settled
   // exactly, client or not (docs/architecture.md, Billing).
-  const result = await callUpstream(
-    runtime,
-    model.routes,
-    { zdr: model.zdr },
-    (provider, upstream, signal) => provider.chat(upstreamRequest, { upstream, signal }),
-    { deadlineMs: runtime.wholeCallMs },
-  );
+  const result = await callUpstream(runtime, model.routes, { zdr: model.zdr }, callChat(upstreamRequest), { deadlineMs: runtime.wholeCallMs });
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
   const completion: ChatCompletion = result.value;
@@ -194,8 +199,18 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   completion.id = completionId();
   completion.model = model.id;
   // The provider's usage as it came (extra detail fields included), or the estimate billed, with the charge.
-  completion.usage = reported && completion.usage ? { ...completion.usage, cost_micros: micros } : billedUsage(model, request, undefined, text, micros);
+  completion.usage = reported && completion.usage ? { ...completion.usage, cost_micros: micros } : billedUsage(prompt, undefined, text, micros);
   return runtime.replies.json(JSON.stringify(completion), started, extra, leanReply(context.request));
+}
+
+/** A stream's upstream call on one route, in a scope of its own (only the stream's opening keeps it). */
+function openChat(request: ProviderChatRequest): StreamSpec<ChatCompletionChunk>['open'] {
+  return (provider, upstream, signal) => chatBatches(provider, request, { upstream, signal });
+}
+
+/** A whole reply's upstream call on one route, in a scope of its own. */
+function callChat(request: ProviderChatRequest): (provider: ChatProvider, upstream: string, signal: AbortSignal) => Promise<ChatCompletion> {
+  return (provider, upstream, signal) => provider.chat(request, { upstream, signal });
 }
 
 /** What a metered stream of a chat model needs besides the admitted request. */
@@ -225,18 +240,12 @@ export async function streamMetered<T>(
   spec: StreamSpec<T>,
 ): Promise<HandlerReply> {
   const { model, hold, started } = admitted;
-  const { format } = spec;
+  // No closure of this call names `spec` or `admitted`: the stream's closures outlive the opening,
+  // and `spec.open` keeps the upstream request (the prompt) that only the opening needs.
+  const { format, charge } = spec;
   const abort = new AbortController();
   const startedAt = runtime.now();
-  const opening = callRoutes(model.routes, { zdr: model.zdr }, async (provider, upstream) => {
-    const batches = await spec.open(provider, upstream, abort.signal);
-    const first = batches.read();
-    await first; // a failure before the first event rejects here: mapped by callRoutes (and failed over where allowed)
-    return { batches, first };
-  }).then((result) => {
-    if (result.ok) context.log.provider = result.route.name;
-    return result;
-  });
+  const opening = openUpstream(model, spec.open, abort.signal, context.log);
   const early = await withinDeadline(opening, Math.min(runtime.keepaliveMs, runtime.headersTimeoutMs), {
     timers: runtime.timers,
     signal: context.request.signal,
@@ -273,7 +282,7 @@ export async function streamMetered<T>(
         Object.assign(context.log, { costMicros: 0, outcome: end.outcome });
         return hold.release();
       }
-      return spec.charge(format.usage, format.delivered, end.outcome);
+      return charge(format.usage, format.delivered, end.outcome);
     },
     report: (error) => {
       // Never free service in silence: release, and tell the operator what to charge by hand.
@@ -294,6 +303,28 @@ export async function streamMetered<T>(
   // A server that writes the body from its source (@tollgate/node's listener) gets a reply that makes no stream.
   const lean = leanReply(context.request);
   return { response: lean ? lean(lazyBody, 200, headers) : new Response(lazyBody.stream(), { status: 200, headers }), finished };
+}
+
+/**
+ * A stream's upstream, opened on the model's routes in order (callRoutes): resolved with the first
+ * batch read, so a failure before the first event is mapped (and failed over where allowed). In a
+ * scope of its own: `open` (and the request it calls with) is kept only until the stream opened.
+ */
+function openUpstream<T>(
+  model: ChatModel,
+  open: StreamSpec<T>['open'],
+  signal: AbortSignal,
+  log: MeteredContext['log'],
+): Promise<RouteResult<OpenedUpstream<T>>> {
+  return callRoutes(model.routes, { zdr: model.zdr }, async (provider, upstream) => {
+    const batches = await open(provider, upstream, signal);
+    const first = batches.read();
+    await first; // a failure before the first event rejects here: mapped by callRoutes (and failed over where allowed)
+    return { batches, first };
+  }).then((result) => {
+    if (result.ok) log.provider = result.route.name;
+    return result;
+  });
 }
 
 /**

@@ -62,10 +62,10 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   const admitted = await admitMetered(runtime, context, responsesEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared, hold, started } = admitted.value;
-  const { request, responses } = prepared;
+  const { request, responses, prompt } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;
-  const charge = chatCharge(context, model, request, hold, prepared.promptBound);
+  const charge = chatCharge(context, model, request, hold, prepared.promptBound, prompt);
   const meta: ResponseMeta = {
     id: responseId(),
     createdAt: Math.floor(runtime.now() / 1000),
@@ -74,7 +74,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   };
   // The usage a reply shows: the provider's when well formed, else the estimate chatCharge bills,
   // with the charge, priced once for the reply and the settle alike (docs/http-api.md, Billing).
-  const billed = (reported: Usage | undefined, delivered: string): Usage => billedUsage(model, request, reported, delivered, charge.quote(reported, delivered));
+  const billed = (reported: Usage | undefined, delivered: string): Usage => billedUsage(prompt, reported, delivered, charge.quote(reported, delivered));
   // OpenAI takes stream_options only with stream: true.
   const { stream_options: streamOptions, ...checked } = responses.body;
   const native = (): UpstreamResponsesRequest => ({

@@ -41,7 +41,7 @@ export interface MeteredContext {
   principal: Principal;
   /** Unix ms when the gateway got the request (the body deadline counts from here). */
   startedAt: number;
-  /** The body, parsed strictly: always a JSON object. */
+  /** The body, parsed strictly: always a JSON object (an empty one once admission parsed it). */
   body: Record<string, unknown>;
   /** The request log record, filled in as the request goes. */
   log: Partial<RequestLog>;
