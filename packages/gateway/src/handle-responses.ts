@@ -75,16 +75,11 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   // The usage a reply shows: the provider's when well formed, else the estimate chatCharge bills,
   // with the charge, priced once for the reply and the settle alike (docs/http-api.md, Billing).
   const billed = (reported: Usage | undefined, delivered: string): Usage => billedUsage(prompt, reported, delivered, charge.quote(reported, delivered));
-  // OpenAI takes stream_options only with stream: true.
-  const { stream_options: streamOptions, ...checked } = responses.body;
-  const native = (): UpstreamResponsesRequest => ({
-    ...checked,
-    ...(request.stream && streamOptions != null ? { stream_options: streamOptions } : {}),
-    max_output_tokens: request.max_completion_tokens,
-  });
+  // The upstream calls live in a scope of their own: the closures made here (kept by a stream for
+  // its life) name no request, so the stream keeps no prompt (docs/architecture.md).
+  const calls = upstreamCalls(request, responses);
 
   if (request.stream) {
-    const upstreamRequest: ProviderChatRequest = { ...request, stream_options: { include_usage: true } };
     const format = responsesSseFormat({
       meta,
       ...(responses.obfuscation ? { obfuscate: runtime.obfuscate } : {}),
@@ -94,10 +89,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
       cost: charge.quote,
     });
     return streamMetered<ResponsesUpstreamItem>(runtime, context, admitted.value, {
-      open: async (provider, upstream, signal) =>
-        isNative(provider)
-          ? batchesOfReader<ResponsesUpstreamItem>((await provider.responsesStream(native(), { upstream, signal })).getReader())
-          : chatBatches(provider, upstreamRequest, { upstream, signal }),
+      open: calls.open,
       format,
       charge,
       extra,
@@ -106,14 +98,7 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
 
   // No client signal: a non-streamed call runs to its end (within its deadline) and is settled
   // exactly, client or not, as chat's.
-  const result = await callUpstream(
-    runtime,
-    model.routes,
-    { zdr: model.zdr },
-    async (provider, upstream, signal): Promise<{ chat: ChatCompletion } | { native: Record<string, unknown> }> =>
-      isNative(provider) ? { native: await provider.responses(native(), { upstream, signal }) } : { chat: await provider.chat(request, { upstream, signal }) },
-    { deadlineMs: runtime.wholeCallMs },
-  );
+  const result = await callUpstream(runtime, model.routes, { zdr: model.zdr }, calls.whole, { deadlineMs: runtime.wholeCallMs });
   if (!result.ok) return failed(runtime, context, hold, started, result.error);
   context.log.provider = result.route.name;
   const reply = result.value;
@@ -134,6 +119,30 @@ export async function handleResponses(runtime: Runtime, context: MeteredContext)
   const usage = billed(reported, text); // priced before the settle, which charges the same figure
   await charge(completion.usage, text, reported ? 'done' : 'no_usage');
   return runtime.replies.json(JSON.stringify(chatCompletionToResponse(completion, usage, meta)), started, extra);
+}
+
+/**
+ * A Responses request's upstream calls on one route: the stream's opening and the whole call, each
+ * to a native Responses upstream (the client's body, `model` aside) or as chat. Made in a scope of
+ * their own, so only the opening (or the whole call) keeps the request.
+ */
+function upstreamCalls(request: ProviderChatRequest, responses: ParsedResponsesRequest) {
+  // OpenAI takes stream_options only with stream: true.
+  const { stream_options: streamOptions, ...checked } = responses.body;
+  const native = (): UpstreamResponsesRequest => ({
+    ...checked,
+    ...(request.stream && streamOptions != null ? { stream_options: streamOptions } : {}),
+    max_output_tokens: request.max_completion_tokens,
+  });
+  const streamed: ProviderChatRequest = { ...request, stream_options: { include_usage: true } };
+  return {
+    open: async (provider: ChatProvider, upstream: string, signal: AbortSignal) =>
+      isNative(provider)
+        ? batchesOfReader<ResponsesUpstreamItem>((await provider.responsesStream(native(), { upstream, signal })).getReader())
+        : chatBatches(provider, streamed, { upstream, signal }),
+    whole: async (provider: ChatProvider, upstream: string, signal: AbortSignal): Promise<{ chat: ChatCompletion } | { native: Record<string, unknown> }> =>
+      isNative(provider) ? { native: await provider.responses(native(), { upstream, signal }) } : { chat: await provider.chat(request, { upstream, signal }) },
+  };
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
