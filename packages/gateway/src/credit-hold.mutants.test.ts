@@ -37,4 +37,41 @@ describe('a settlement that cannot be written, without onSettleError', () => {
     expect(attempts).toBe(4);
     expect(errors).toEqual([]);
   });
+
+  it('gives up quietly once the background retries outlive the hold: no onSettleError to call, nothing thrown', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const store = memoryStore({ now: clock.now });
+    let attempts = 0;
+    const failing = Object.assign(Object.create(store) as typeof store, {
+      settle: async () => {
+        attempts++;
+        throw new Error('database is gone');
+      },
+    });
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const t = await setup({ store: failing, clock, timers: time.timers, holdTtlMs: 10_000 });
+      let done = false;
+      const pending = t.post('/v1/chat/completions', chatBody()).then((response) => {
+        done = true;
+        return response;
+      });
+      await expect.poll(() => attempts, { timeout: 10_000 }).toBeGreaterThan(0);
+      for (let step = 0; step < 50 && !done; step++) await time.advance(100);
+      expect((await pending).status).toBe(200);
+      // The background attempts (0.8, 1.6, 3.2, 5 s, ...) run past the 10 s TTL, then stop.
+      for (let step = 0; step < 300; step++) await time.advance(100);
+      const settled = attempts;
+      for (let step = 0; step < 100; step++) await time.advance(100);
+      expect(attempts).toBe(settled);
+      expect(attempts).toBeGreaterThan(4);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
 });
