@@ -236,7 +236,6 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       const found = sql.getHold.get(holdId);
       if (found === undefined) throw new Error(`unknown hold ${holdId}`);
       const row = toHoldRow(found);
-      const key = joinedKey(found);
       if (row.state === 'settled' || row.state === 'released') return { charged: row.charged, already: true };
       const at = now();
       if (charge === undefined) {
@@ -260,7 +259,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
         charge.completionTokens ?? null,
         null,
       );
-      chargeKey(row.keyId, key, charge.micros, at);
+      chargeKey(row.keyId, joinedKey(found), charge.micros, at);
       return { charged: charge.micros, already: false };
     });
 
