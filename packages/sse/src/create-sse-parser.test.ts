@@ -70,4 +70,17 @@ describe('createSseParser', () => {
     // The same, a character at a time.
     expect(parse([...text].map((character) => encoder.encode(character)))).toEqual(expected);
   });
+
+  it('stays linear on a chunk of many lines without a colon', () => {
+    const cpuMs = () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1_000;
+    };
+    // 400,000 lines of one field name each, in one chunk: a colon searched past each line's end
+    // would read on to the chunk's end for every line, some 10^11 characters.
+    const chunk = encoder.encode(`${'x\n'.repeat(400_000)}data: last\n\n`);
+    const started = cpuMs();
+    expect(parse([chunk])).toEqual([{ data: 'last' }]);
+    expect(cpuMs() - started).toBeLessThan(2000);
+  });
 });

@@ -67,10 +67,12 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
       return;
     }
     if (text.charCodeAt(from) === 58 /* : */) return;
-    let colon = text.indexOf(':', from);
-    if (colon >= to) colon = -1;
-    const fieldEnd = colon === -1 ? to : colon;
-    let valueStart = colon === -1 ? to : colon + 1;
+    // The colon searched for within the line only: an indexOf would read on past a line without
+    // one, to the chunk's end, for every such line (quadratic on a chunk of many).
+    let colon = from;
+    while (colon < to && text.charCodeAt(colon) !== 58 /* : */) colon++;
+    const fieldEnd = colon;
+    let valueStart = colon === to ? to : colon + 1;
     if (valueStart < to && text.charCodeAt(valueStart) === 32 /* space */) valueStart++;
     // The field's name compared in place: no string made for it.
     const length = fieldEnd - from;
