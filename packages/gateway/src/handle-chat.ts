@@ -89,16 +89,16 @@ interface ChatPricing {
  * hold's prompt bound; what it reported beyond them goes to the log as `usageOverLimit` and to the
  * entry's meta, unbilled), else the estimate of the prompt and the delivered text, within the same
  * limits: the charge never exceeds the hold. Reported cached prompt tokens are billed at the
- * model's cached price (at most the prompt tokens billed). `promptBound` defaults to the request's
- * bound (what the hold counted).
+ * model's cached price (at most the prompt tokens billed). `promptBound` is the request's bound
+ * (what the hold counted), `prompt` its estimate (shared with the stream's other prices).
  */
 export function chatCharge(
   context: MeteredContext,
   model: ChatModel,
   request: ProviderChatRequest,
   hold: CreditHold,
-  promptBound: number = promptTokenBound(request, model.config),
-  prompt: PromptEstimate = new PromptEstimate(request, model.config),
+  promptBound: number,
+  prompt: PromptEstimate,
 ): ChatCharge {
   // The closures below keep the output limit and the prompt's estimate, not the request (and its prompt text).
   const outputLimit = request.max_completion_tokens;
