@@ -155,10 +155,9 @@ export async function handleChat(runtime: Runtime, context: MeteredContext): Pro
   const admitted = await admitMetered(runtime, context, chatEndpoint(runtime));
   if (!admitted.ok) return admitted.error;
   const { model, prepared, hold, started } = admitted.value;
-  const { request } = prepared;
+  const { request, prompt } = prepared;
   const extra = fitOutputToHold(model, prepared, hold);
   context.log.stream = request.stream;
-  const { prompt } = prepared;
   const charge = chatCharge(context, model, request, hold, prepared.promptBound, prompt);
   const upstreamRequest: ProviderChatRequest = request.stream ? { ...request, stream_options: { include_usage: true } } : request;
 
