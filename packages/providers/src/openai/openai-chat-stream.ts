@@ -1,5 +1,6 @@
 import type { ChatCompletionChunk } from '@tollgate/core';
 import { type ChunkBatches, ProviderError } from '../provider';
+import { matchChatChunk } from './chat-chunk-template';
 import { mapOpenAIError } from './map-openai-error';
 import { isOpenAIChatChunk } from './openai-api';
 import { type ClosingChunkSink, type SseSteps, sseChunkBatches } from '../http/open-upstream-stream';
@@ -27,6 +28,11 @@ function openaiChatSteps(): SseSteps<ChatCompletionChunk, ClosingChunkSink<ChatC
     transform(event, sink) {
       const { data } = event;
       if (data === '[DONE]') return sink.close();
+      if (event.event !== 'error') {
+        // Most chunks are a content delta in OpenAI's exact shape: read without a JSON.parse.
+        const content = matchChatChunk(data);
+        if (content !== undefined) return sink.enqueue(content, data);
+      }
       // Some compatible servers send empty keepalive events; they carry nothing.
       if (data.trim() === '') return;
       let parsed: unknown;
