@@ -50,6 +50,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   const modelField = `,"model":${JSON.stringify(model)},`;
   let leadCreated: number | undefined;
   let lead = '';
+  const prefix = new ChunkPrefix();
   /** The client's event for one chunk, or undefined for the usage chunk (sent, if asked, just before [DONE]). */
   const event = (chunk: ChatCompletionChunk, text: string | undefined): string | undefined => {
     created ??= chunk.created;
@@ -73,7 +74,7 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
       if (delta.tool_calls) for (const call of delta.tool_calls) if (call.function?.arguments) out.delivered += call.function.arguments;
     }
     const obfuscation = obfuscate();
-    const middle = untouched && text !== undefined ? upstreamFields(text, chunk) : undefined;
+    const middle = untouched && text !== undefined ? upstreamFields(text, chunk, prefix) : undefined;
     if (middle !== undefined) {
       // An upstream sends one `created` for the whole stream: the lead is made once.
       if (chunk.created !== leadCreated) {
@@ -135,15 +136,35 @@ export function chatSseFormat(options: ChatSseFormatOptions): ChatSseFormat {
   return out;
 }
 
-const ID_OPEN = '{"id":"';
-const OBJECT_CREATED = '","object":"chat.completion.chunk","created":';
-const MODEL_OPEN = ',"model":"';
 const OBFUSCATION_OPEN = ',"obfuscation":"';
 const NULL_USAGE = ',"usage":null';
 
-/** Where `part` ends when `text` has it at `at` (and `at` is not -1); else -1. */
-function after(text: string, at: number, part: string): number {
-  return at >= 0 && text.startsWith(part, at) ? at + part.length : -1;
+/** Whether `text` has `part` just before `end`: `endsWith(part, end)`, with a slice compared whole (see {@link upstreamFields}). */
+function endsAt(text: string, part: string, end: number): boolean {
+  return end >= part.length && text.slice(end - part.length, end) === part;
+}
+
+/**
+ * The beginning a stream's spliced chunks share, `{"id":"<id>","object":"chat.completion.chunk",
+ * "created":<created>,"model":"<model>",`, made once for the values it was made of (an upstream
+ * sends the same three in every chunk of a stream) and reused while they stay the same.
+ */
+export class ChunkPrefix {
+  id: string | undefined;
+  created: number | undefined;
+  model: string | undefined;
+  text = '';
+
+  /** The prefix of a chunk with these values. */
+  of(id: string, created: number, model: string): string {
+    if (id !== this.id || created !== this.created || model !== this.model) {
+      this.id = id;
+      this.created = created;
+      this.model = model;
+      this.text = `{"id":"${id}","object":"chat.completion.chunk","created":${created},"model":"${model}",`;
+    }
+    return this.text;
+  }
 }
 
 /**
@@ -153,30 +174,28 @@ function after(text: string, at: number, part: string): number {
  * no whitespace, no second member of those names — and says exactly what `chunk` holds; undefined otherwise (the chunk is then
  * serialised). Each part is matched as the text of the parsed value, so a value that JSON would
  * escape never matches; a suffix ending in the one closing brace is a member of the top-level object.
+ * `prefix` keeps the stream's beginning from one chunk to the next (a new one for a lone chunk).
  */
-export function upstreamFields(text: string, chunk: ChatCompletionChunk): string | undefined {
+export function upstreamFields(text: string, chunk: ChatCompletionChunk, prefix: ChunkPrefix = new ChunkPrefix()): string | undefined {
   const { id, model, created, obfuscation } = chunk;
   if (typeof id !== 'string' || typeof model !== 'string' || typeof created !== 'number' || chunk.object !== 'chat.completion.chunk') return undefined;
-  // `{"id":"<id>","object":"chat.completion.chunk","created":<created>,"model":"<model>",`, matched
-  // in place, part by part (no prefix string made per event).
-  let start = after(text, 0, ID_OPEN);
-  start = after(text, start, id);
-  start = after(text, start, OBJECT_CREATED);
-  start = after(text, start, String(created));
-  start = after(text, start, MODEL_OPEN);
-  start = after(text, start, model);
-  start = after(text, start, '",');
-  if (start < 0 || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
+  // The parsed values written back as raw text: a value JSON escapes (a quote, a backslash) makes a
+  // prefix the text cannot start with, as a `created` JSON wrote otherwise (1e3, 1.0) does.
+  const head = prefix.of(id, created, model);
+  // Slices compared whole, here and in `endsAt`: V8's startsWith and endsWith compare a character
+  // at a time (some 3 ns each: ten times a slice and compare on a prefix this long).
+  if (text.slice(0, head.length) !== head || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
+  const start = head.length;
   let end = text.length - 1;
   if (typeof obfuscation === 'string') {
     // `,"obfuscation":"<obfuscation>"` just before the closing brace.
-    if (text.charCodeAt(end - 1) !== 34 /* " */ || !text.endsWith(obfuscation, end - 1)) return undefined;
+    if (text.charCodeAt(end - 1) !== 34 /* " */ || !endsAt(text, obfuscation, end - 1)) return undefined;
     end -= obfuscation.length + 1;
-    if (!text.endsWith(OBFUSCATION_OPEN, end)) return undefined;
+    if (!endsAt(text, OBFUSCATION_OPEN, end)) return undefined;
     end -= OBFUSCATION_OPEN.length;
   } else if (obfuscation !== undefined) return undefined;
   if (chunk.usage === null) {
-    if (!text.endsWith(NULL_USAGE, end)) return undefined;
+    if (!endsAt(text, NULL_USAGE, end)) return undefined;
     end -= NULL_USAGE.length;
   } else if (chunk.usage !== undefined) return undefined;
   if (end <= start) return undefined;
@@ -184,10 +203,19 @@ export function upstreamFields(text: string, chunk: ChatCompletionChunk): string
   // A line break (an event of several data lines: JSON whitespace, which would cut the client's
   // event), a second member of a name the splice writes (JSON.parse keeps the last of duplicates:
   // the client would read the first), or two choices lists: serialised instead. Inside a string a
-  // quote is escaped, so these texts match member names only (a nested one too: serialised).
-  if (RESERVED.test(middle) || middle.indexOf(CHOICES) !== middle.lastIndexOf(CHOICES)) return undefined;
+  // quote is escaped, so these texts match member names only (a nested one too: serialised). One
+  // scan finds them all: any match but the first `"choices":` refuses.
+  RESERVED.lastIndex = 0;
+  let choices = 0;
+  while (RESERVED.test(middle)) {
+    const end = RESERVED.lastIndex;
+    if (middle.charCodeAt(end - 1) !== 58 /* : */ || middle.charCodeAt(end - 3) !== 115 /* s */ || ++choices > 1) return undefined;
+  }
   return middle;
 }
 
-const RESERVED = /[\r\n]|"(?:id|object|created|model|usage|obfuscation)":/;
-const CHOICES = '"choices":';
+/**
+ * The texts {@link upstreamFields} refuses in a chunk's middle, but for one `"choices":`: the one
+ * name here whose match ends in `s":` (a line break's match ends in the line break).
+ */
+const RESERVED = /[\r\n]|"(?:id|object|created|model|usage|obfuscation|choices)":/g;

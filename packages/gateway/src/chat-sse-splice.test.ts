@@ -55,10 +55,13 @@ describe('chatSseFormat splices the upstream text', () => {
     ['an obfuscation that JSON escapes', openai(CHOICE, ',"obfuscation":"a\\"b"')],
     // An event of two data lines: the parser joins them with a line break, JSON whitespace.
     ['a line break between members', openai(`\n${CHOICE}`)],
+    // A line break two characters past an `s` (as in `"choices":`), the choices member's name escaped.
+    ['a line break after a value "s"', openai(`"k":"s"\n,${CHOICE.replace('"choices":', '"choice\\u0073":')}`)],
     // JSON.parse keeps the last of duplicate members: spliced, the client would read the first.
     ['a second id and model', openai(`${CHOICE},"id":"chatcmpl-up","model":"gpt-4o-mini"`)],
     ['a second usage', openai(`${CHOICE},"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}`, ',"usage":null')],
     ['two choices lists', openai(`"choices":[{"index":0,"delta":{"content":"first"},"finish_reason":null}],${CHOICE}`)],
+    ['a choices list inside a choice', openai('"choices":[{"index":0,"delta":{"content":"x","choices":[]},"finish_reason":null}]')],
     ['an obfuscation member inside a choice', openai('"choices":[{"index":0,"delta":{"content":"x","obfuscation":"inner"},"finish_reason":null}]')],
     [
       'a nested member named id (a tool call)',
