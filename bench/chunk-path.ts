@@ -12,9 +12,9 @@ import { createObfuscator } from '@tollgate/sse';
 import { fakeOpenAI } from '@tollgate/testing';
 import { chatSseFormat } from '../packages/gateway/src/chat-sse-format';
 import { openaiChatBatches } from '../packages/providers/src/openai/openai-chat-stream';
+import { cpuRounds } from './cpu-rounds';
 
 const REQUESTS = Number(process.argv[2] ?? 20_000);
-const ROUNDS = 5;
 
 const fake = fakeOpenAI({ reply: 'The quick brown fox jumps over the lazy dog and the quick brown fox runs far away.' });
 const reply = await fake.handle(
@@ -38,23 +38,15 @@ const request = async () => {
   sent += format.done()?.byteLength ?? 0;
 };
 
-const round = async () => {
-  const start = process.cpuUsage();
+const { median, rounds } = await cpuRounds(async () => {
   for (let done = 0; done < REQUESTS; done++) await request();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / REQUESTS;
-};
-
-await round(); // warm-up
-const figures: number[] = [];
-for (let index = 0; index < ROUNDS; index++) figures.push(await round());
-figures.sort((a, b) => a - b);
+}, REQUESTS);
 console.log(
   JSON.stringify({
     requests: REQUESTS,
     bodyBytes: body.byteLength,
-    cpuMicrosPerRequest: Number((figures[Math.floor(ROUNDS / 2)] as number).toFixed(1)),
-    rounds: figures.map((figure) => Number(figure.toFixed(1))),
+    cpuMicrosPerRequest: Number(median.toFixed(1)),
+    rounds: rounds.map((figure) => Number(figure.toFixed(1))),
     sent: sent > 0,
   }),
 );

@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteStore } from '../packages/store-sqlite/src/sqlite-store';
+import { cpuRounds } from './cpu-rounds';
 
 const REQUESTS = Number(process.argv[2] ?? 20_000);
 const CONCURRENT = Number(process.argv[3] ?? 8);
 const ACCOUNTS = 400;
-const ROUNDS = 5;
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-store-path-'));
 const store = sqliteStore(join(dir, 'bench.db'));
@@ -36,24 +36,16 @@ const request = async () => {
   await store.settle(held.value.holdId, { micros: 1_234, requestId: `req_${next}`, meta: { model: 'bench' }, promptTokens: 12, completionTokens: 20 });
 };
 
-const round = async () => {
-  const start = process.cpuUsage();
+const { median, rounds } = await cpuRounds(async () => {
   for (let done = 0; done < REQUESTS; done += CONCURRENT) await Promise.all(Array.from({ length: CONCURRENT }, request));
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / REQUESTS;
-};
-
-await round(); // warm-up
-const figures: number[] = [];
-for (let index = 0; index < ROUNDS; index++) figures.push(await round());
-figures.sort((a, b) => a - b);
+}, REQUESTS);
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
   JSON.stringify({
     requests: REQUESTS,
     concurrent: CONCURRENT,
-    cpuMicrosPerRequest: Math.round(figures[Math.floor(ROUNDS / 2)] as number),
-    rounds: figures.map(Math.round),
+    cpuMicrosPerRequest: Math.round(median),
+    rounds: rounds.map(Math.round),
   }),
 );
