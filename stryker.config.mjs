@@ -18,6 +18,9 @@ export default {
     'packages/gateway/src/checkpoints.ts',
     'packages/gateway/src/metered-stream.ts',
     'packages/gateway/src/handle-*.ts',
+    // What a stream delivered and its usage (charged from), and the chunks they are read from.
+    'packages/gateway/src/chat-sse-format.ts',
+    'packages/providers/src/openai/chat-chunk-template.ts',
     '!**/*.test.ts',
     '!**/index.ts',
   ],
@@ -29,6 +32,7 @@ export default {
     'packages/limiter/src/**/*.test.ts',
     'packages/gateway/src/*.test.ts',
     'packages/store-sqlite/src/sqlite-store.test.ts',
+    'packages/providers/src/openai/*.test.ts',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

@@ -83,3 +83,32 @@ describe('chatSseFormat.items', () => {
     expect(format.usage).toBeUndefined();
   });
 });
+
+describe('chatSseFormat: what it counts and its last event', () => {
+  it('counts tool-call arguments, and nothing for a call without a function or without arguments', () => {
+    const format = chatSseFormat(OPTIONS);
+    format.items!([
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function' } as never] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'lookup' } } as never] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }),
+      chunk({ content: 'and text' }),
+    ]);
+    expect(format.delivered).toBe('{"q":and text');
+  });
+
+  it('with include_usage, no usage from the upstream and no fallback: [DONE] alone', () => {
+    const format = chatSseFormat(OPTIONS);
+    format.items!([chunk({ content: 'Hi' })]);
+    expect(text(format.done())).toBe('data: [DONE]\n\n');
+  });
+
+  it('a usage chunk before any chunk came takes its created from the clock', () => {
+    const format = chatSseFormat({
+      ...OPTIONS,
+      now: () => 1_700_000_123_456,
+      usageFallback: () => ({ prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 }),
+    });
+    const usage = JSON.parse((text(format.done()) as string).split('\n\n')[0]!.slice(6));
+    expect(usage).toMatchObject({ created: 1_700_000_123, choices: [], usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } });
+  });
+});

@@ -208,8 +208,8 @@ export function upstreamFields(text: string, chunk: ChatCompletionChunk, prefix:
   RESERVED.lastIndex = 0;
   let choices = 0;
   while (RESERVED.test(middle)) {
-    const end = RESERVED.lastIndex;
-    if (middle.charCodeAt(end - 1) !== 58 /* : */ || middle.charCodeAt(end - 3) !== 115 /* s */ || ++choices > 1) return undefined;
+    const matched = RESERVED.lastIndex;
+    if (middle.charCodeAt(matched - 1) !== 58 /* : */ || middle.charCodeAt(matched - 3) !== 115 /* s */ || ++choices > 1) return undefined;
   }
   return middle;
 }

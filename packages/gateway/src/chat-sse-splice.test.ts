@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk } from '@tollgate/core';
 import type { ChunkBatch } from '@tollgate/providers';
 import { describe, expect, it } from 'vitest';
-import { chatSseFormat, upstreamFields } from './chat-sse-format';
+import { ChunkPrefix, chatSseFormat, upstreamFields } from './chat-sse-format';
 
 /** A batch of one chunk as the OpenAI adapter hands it on: parsed from `text`, with the text beside it. */
 const parsed = (text: string): ChunkBatch<ChatCompletionChunk> => Object.assign([JSON.parse(text) as ChatCompletionChunk], { texts: [text] });
@@ -59,6 +59,8 @@ describe('chatSseFormat splices the upstream text', () => {
     ['a line break after a value "s"', openai(`"k":"s"\n,${CHOICE.replace('"choices":', '"choice\\u0073":')}`)],
     // JSON.parse keeps the last of duplicate members: spliced, the client would read the first.
     ['a second id and model', openai(`${CHOICE},"id":"chatcmpl-up","model":"gpt-4o-mini"`)],
+    // The same, the choices member's name escaped: the second id is the one reserved name in the text.
+    ['a second id, the choices name escaped', openai(`${CHOICE.replace('"choices":', '"choice\\u0073":')},"id":"chatcmpl-up"`)],
     ['a second usage', openai(`${CHOICE},"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}`, ',"usage":null')],
     ['two choices lists', openai(`"choices":[{"index":0,"delta":{"content":"first"},"finish_reason":null}],${CHOICE}`)],
     ['a choices list inside a choice', openai('"choices":[{"index":0,"delta":{"content":"x","choices":[]},"finish_reason":null}]')],
@@ -85,6 +87,34 @@ describe('chatSseFormat splices the upstream text', () => {
       choices: [{ index: 0, delta: {}, finish_reason: null }],
       obfuscation: 'pad1',
     });
+  });
+
+  it('a choice without a delta is serialised with an empty delta', () => {
+    counter = 0;
+    expect(eventOf(format().items!(parsed(openai('"choices":[{"index":0,"finish_reason":null}]'))))).toEqual({
+      id: 'chatcmpl-ours',
+      object: 'chat.completion.chunk',
+      created: 1700000000,
+      model: 'fast "one"',
+      choices: [{ index: 0, delta: {}, finish_reason: null }],
+      obfuscation: 'pad1',
+    });
+  });
+
+  it('one prefix serves a stream whose id, created or model changes: each chunk is still spliced', () => {
+    const prefix = new ChunkPrefix();
+    const texts = [
+      openai(CHOICE),
+      openai(CHOICE).replace('chatcmpl-up', 'chatcmpl-two'),
+      openai(CHOICE).replace('chatcmpl-up', 'chatcmpl-two').replace('1700000000', '1700000001'),
+      openai(CHOICE).replace('chatcmpl-up', 'chatcmpl-two').replace('1700000000', '1700000001').replace('gpt-4o-mini', 'gpt-4o'),
+    ];
+    for (const text of texts) expect(upstreamFields(text, JSON.parse(text) as ChatCompletionChunk, prefix), text).toBe(CHOICE);
+  });
+
+  it('a chunk with nothing between its model and its usage has no members to splice', () => {
+    const text = '{"id":"chatcmpl-up","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","usage":null}';
+    expect(upstreamFields(text, JSON.parse(text) as ChatCompletionChunk)).toBeUndefined();
   });
 
   it('counts what it delivers either way, and drops the upstream’s usage null', () => {

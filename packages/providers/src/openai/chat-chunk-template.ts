@@ -33,7 +33,7 @@ export function matchChatChunk(text: string): ChatCompletionChunk | undefined {
     | string
     | undefined
   )[];
-  // Built member by member in the text's order, as JSON.parse would (a serialisation of it matches).
+  // Built member by member in the text's order, as JSON.parse builds it.
   const chunk: Record<string, unknown> = { id, object: 'chat.completion.chunk', created: Number(created), model };
   if (serviceTier !== undefined) chunk.service_tier = serviceTier;
   if (fingerprint !== undefined) chunk.system_fingerprint = fingerprint;
