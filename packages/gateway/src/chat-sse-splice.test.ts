@@ -76,22 +76,12 @@ describe('chatSseFormat splices the upstream text', () => {
     expect(spliced).not.toHaveProperty('usage');
   });
 
-  it('a choice the format changes (finish_reason "", no delta) is serialised with the change', () => {
-    const text = openai('"choices":[{"index":0,"finish_reason":""}]');
+  it.each([
+    ['finish_reason "" and no delta', '"choices":[{"index":0,"finish_reason":""}]'],
+    ['no delta alone', '"choices":[{"index":0,"finish_reason":null}]'],
+  ])('a choice the format changes (%s) is serialised with the change', (_name, choices) => {
     counter = 0;
-    expect(eventOf(format().items!(parsed(text)))).toEqual({
-      id: 'chatcmpl-ours',
-      object: 'chat.completion.chunk',
-      created: 1700000000,
-      model: 'fast "one"',
-      choices: [{ index: 0, delta: {}, finish_reason: null }],
-      obfuscation: 'pad1',
-    });
-  });
-
-  it('a choice without a delta is serialised with an empty delta', () => {
-    counter = 0;
-    expect(eventOf(format().items!(parsed(openai('"choices":[{"index":0,"finish_reason":null}]'))))).toEqual({
+    expect(eventOf(format().items!(parsed(openai(choices))))).toEqual({
       id: 'chatcmpl-ours',
       object: 'chat.completion.chunk',
       created: 1700000000,
