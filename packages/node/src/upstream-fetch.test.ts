@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { bodyReader } from '@tollgate/core';
 import { ProviderError, openaiCompatible } from '@tollgate/providers';
@@ -211,6 +213,35 @@ describe('createUpstreamFetch', () => {
     expect(mapped).toBeInstanceOf(ProviderError);
     expect((mapped as ProviderError).code).toBe('upstream_unavailable');
     expect((mapped as ProviderError).accepted).toBe(false);
+  });
+
+  it('lets the request body go once it was sent, while the reply still streams', async () => {
+    let received = 0;
+    let release!: () => void;
+    const { url } = await serve((request, response) => {
+      request.on('data', (part: Buffer) => (received += part.byteLength));
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write('data: first\n\n');
+        release = () => response.end('data: last\n\n');
+      });
+    });
+    const { fetch } = upstream();
+    let body: Uint8Array<ArrayBuffer> | undefined = new Uint8Array(1024 * 1024).fill(120);
+    const sent = new WeakRef(body);
+    const response = await fetch(`${url}/stream`, { method: 'POST', body });
+    body = undefined;
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    expect(received).toBe(1024 * 1024);
+    // The reply is still open: nothing but the call's own objects could keep the body now.
+    await new Promise((resolve) => setImmediate(resolve));
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+    expect(sent.deref()).toBeUndefined();
+    release();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: last\n\n');
+    expect((await reader.read()).done).toBe(true);
   });
 
   it('serves openaiCompatible chat and streams from a loopback upstream', async () => {
