@@ -128,7 +128,7 @@ export async function holdCredits(store: Store, principal: Principal, input: Hol
       // A release that cannot be written would leave the account's money held until the hold
       // expires: retried as a settle is. Past the TTL the hold expired and holds nothing: nothing to report.
       await writeWithRetries(
-        () => store.release(holdId).then(() => undefined),
+        () => store.release(holdId),
         timers,
         input.ttlMs,
         () => {},

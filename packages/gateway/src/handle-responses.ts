@@ -134,12 +134,11 @@ function upstreamCalls(request: ProviderChatRequest, responses: ParsedResponsesR
     ...(request.stream && streamOptions != null ? { stream_options: streamOptions } : {}),
     max_output_tokens: request.max_completion_tokens,
   });
-  const streamed: ProviderChatRequest = { ...request, stream_options: { include_usage: true } };
   return {
     open: async (provider: ChatProvider, upstream: string, signal: AbortSignal) =>
       isNative(provider)
         ? batchesOfReader<ResponsesUpstreamItem>((await provider.responsesStream(native(), { upstream, signal })).getReader())
-        : chatBatches(provider, streamed, { upstream, signal }),
+        : chatBatches(provider, { ...request, stream_options: { include_usage: true } }, { upstream, signal }),
     whole: async (provider: ChatProvider, upstream: string, signal: AbortSignal): Promise<{ chat: ChatCompletion } | { native: Record<string, unknown> }> =>
       isNative(provider) ? { native: await provider.responses(native(), { upstream, signal }) } : { chat: await provider.chat(request, { upstream, signal }) },
   };

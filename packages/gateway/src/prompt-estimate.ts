@@ -4,10 +4,10 @@ import { estimatePromptTokens } from '@tollgate/billing';
 /**
  * A chat request's prompt-token estimate (`estimatePromptTokens` of @tollgate/billing), measured the
  * first time it is asked for, when the request is let go: what prices a stream's delivery (its
- * crash checkpoints, from its first checkpoint on), its usage chunk without reported usage, and its
- * charge without reported usage all share one. So an open stream keeps its prompt text at most
- * until its first checkpoint, not for its whole life (docs/architecture.md, "What an open stream
- * keeps"). A class, not an object literal with closures: nothing here keeps its maker's scope.
+ * crash checkpoints), its usage chunk without reported usage, and its charge without reported usage
+ * all share one. A stream asks for it when it starts (chat-delivered-cost.ts), so an open stream
+ * keeps no prompt text for its life (docs/architecture.md, "What an open stream keeps"). A class,
+ * not an object literal with closures: nothing here keeps its maker's scope.
  *
  * @example
  * const prompt = new PromptEstimate(request, model.config);
