@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { startChild } from './start-child';
+import { SERVERS_BUNDLED, startChild } from './start-child';
 import { startScript } from './start-script';
 
 /** One measured row. */
@@ -74,9 +74,8 @@ export async function runChatBench(options: ChatBenchOptions): Promise<ChatBench
       [upstream.info.url, String(accounts)],
       // The node flags of `npm start` (the reference server's), so both servers run as it runs.
       [...startScript().nodeFlags, ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [])],
-      // Bundled, as `npm start` runs the server (no tsx loader, no `__name` per closure);
-      // BENCH_SERVERS=tsx runs the sources through tsx instead, as the benches did before 2026-11-27.
-      { bundled: process.env.BENCH_SERVERS !== 'tsx' },
+      // Bundled, as `npm start` runs the server (no tsx loader, no `__name` per closure).
+      { bundled: SERVERS_BUNDLED },
     );
     try {
       const { gateway, bare, keys } = servers.info;

@@ -6,7 +6,7 @@
  * Run: `npx tsx bench/profile-gateway.ts [streamed|non-streamed] [seconds] [profile dir]`.
  */
 import autocannon from 'autocannon';
-import { startChild } from './start-child';
+import { SERVERS_BUNDLED, startChild } from './start-child';
 import { startScript } from './start-script';
 
 const stream = (process.argv[2] ?? 'streamed') === 'streamed';
@@ -18,7 +18,7 @@ const servers = await startChild<{ gateway: string; keys: string[] }>(
   'bench/bench-servers-process.ts',
   [upstream.info.url, '1000'],
   [...startScript().nodeFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`],
-  { bundled: process.env.BENCH_SERVERS !== 'tsx' },
+  { bundled: SERVERS_BUNDLED },
 );
 let next = 0;
 const result = await autocannon({

@@ -47,6 +47,13 @@ export async function bundleChild(file: string): Promise<string> {
   return outfile;
 }
 
+/**
+ * Whether the benches run the servers' process bundled ({@link bundleChild}), as `npm start` runs the
+ * reference server: yes, unless `BENCH_SERVERS=tsx` asks for the sources through tsx (as the
+ * benches ran before 2026-11-27).
+ */
+export const SERVERS_BUNDLED = process.env.BENCH_SERVERS !== 'tsx';
+
 /** Options of {@link startChild}. */
 export interface StartChildOptions {
   /** Run the child as a bundle ({@link bundleChild}) on plain `node`, not through tsx. */
