@@ -87,9 +87,78 @@ describe('createCheckpoints', () => {
     b.touch();
     await time.advance(CHECKPOINT_INTERVAL_MS);
     expect(calls.at(-1)).toEqual([{ holdId: 'hold_b', micros: 6, ttlMs: 60_000 }]);
-    // Stopping the last hold clears every timer.
+    // Stopping the last hold clears every timer; a touch after its stop arms none.
     b.touch();
     b.stop();
+    expect(time.pending).toBe(0);
+    b.touch();
+    expect(time.pending).toBe(0);
+  });
+
+  it('writes a hold just tracked at its first renewal, not at another hold’s checkpoint tick', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000 });
+    const streaming = checkpoints.track('hold_s', () => 9);
+    streaming.touch();
+    const quiet = checkpoints.track('hold_q');
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toEqual([[{ holdId: 'hold_s', micros: 9, ttlMs: 60_000 }]]);
+    await time.advance(renewalIntervalMs(60_000) - CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([
+      { holdId: 'hold_s', micros: 9, ttlMs: 60_000 },
+      { holdId: 'hold_q', micros: 0, ttlMs: 60_000 },
+    ]);
+    streaming.stop();
+    quiet.stop();
+  });
+
+  it('a hold stopped while its checkpoint is written: the others of the write keep what it recorded', async () => {
+    const clock = manualClock();
+    const time = manualTimers(clock);
+    const { store, calls, control } = recordingStore(clock);
+    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 6_000 });
+    const gone = checkpoints.track('hold_g', () => 5);
+    const kept = checkpoints.track('hold_k', () => 7);
+    gone.touch();
+    kept.touch();
+    let open = () => {};
+    control.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls).toEqual([
+      [
+        { holdId: 'hold_g', micros: 5, ttlMs: 6_000 },
+        { holdId: 'hold_k', micros: 7, ttlMs: 6_000 },
+      ],
+    ]);
+    gone.stop();
+    control.gate = undefined;
+    open();
+    await flush();
+    // The renewal writes what the store has for the hold left: 7, not 0.
+    await time.advance(renewalIntervalMs(6_000) - CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 7, ttlMs: 6_000 }]);
+    // The same after a failed write: the hold stopped meanwhile is simply left out.
+    const failing = checkpoints.track('hold_f', () => 3);
+    failing.touch();
+    control.fail = true;
+    control.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    failing.stop();
+    control.gate = undefined;
+    open();
+    await flush();
+    control.fail = false;
+    // The next renewal: the hold left only, the stopped one not written again.
+    await time.advance(CHECKPOINT_INTERVAL_MS);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 7, ttlMs: 6_000 }]);
+    expect(calls.flat().filter((entry) => entry.holdId === 'hold_f')).toHaveLength(1);
+    kept.stop();
     expect(time.pending).toBe(0);
   });
 
@@ -187,9 +256,12 @@ describe('createCheckpoints', () => {
     kept.touch();
     await time.advance(CHECKPOINT_INTERVAL_MS);
     expect(calls).toEqual([[{ holdId: 'hold_k', micros: 12, ttlMs: 3_000 }]]);
-    // Tracked again without a cost: the cost stays.
+    // Tracked again without a cost: the cost stays, and is read at the next touch.
     expect(checkpoints.track('hold_k')).toBe(kept);
     await time.advance(1_000);
+    expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 12, ttlMs: 3_000 }]);
+    kept.touch();
+    await time.advance(CHECKPOINT_INTERVAL_MS);
     expect(calls.at(-1)).toEqual([{ holdId: 'hold_k', micros: 12, ttlMs: 3_000 }]);
     kept.stop();
     expect(time.pending).toBe(0);
