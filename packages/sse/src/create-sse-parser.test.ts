@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSseParser } from './create-sse-parser';
+import { createSseParser, DEFAULT_MAX_EVENT_LENGTH, SseEventTooLongError } from './create-sse-parser';
 import type { SseEvent } from './sse-event';
 
 /** The events of `chunks` fed one push each. */
@@ -29,6 +29,27 @@ const PIECES = ['data: ', 'a', '\n', '\r\n', '\n\n', 'é', '日', '🌍', ':c\n'
 const INVALID = [[0x80], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff], [0xf0, 0x9f, 0x8c]].map((bytes) => Uint8Array.from(bytes));
 
 describe('createSseParser', () => {
+  it('bounds a line that never ends and an event whose data lines never meet a blank line', () => {
+    const events: SseEvent[] = [];
+    // A line of exactly the bound across chunks passes; one character more throws.
+    const exact = createSseParser((event) => events.push(event), { maxEventLength: 16 });
+    exact.push(encoder.encode('data: 0123'));
+    exact.push(encoder.encode('456789\n\n'));
+    expect(events).toEqual([{ data: '0123456789' }]);
+    const endless = createSseParser(() => undefined, { maxEventLength: 16 });
+    endless.push(encoder.encode('data: 0123'));
+    expect(() => endless.push(encoder.encode('4567890'))).toThrow(SseEventTooLongError);
+    // Data lines: 8 + 1 + 7 = 16 characters pass, one more throws.
+    const joined = createSseParser((event) => events.push(event), { maxEventLength: 16 });
+    joined.push(encoder.encode('data: 01234567\ndata: 0123456\n\n'));
+    expect(events.at(-1)).toEqual({ data: '01234567\n0123456' });
+    expect(() => joined.push(encoder.encode('data: 01234567\ndata: 01234567\n'))).toThrow(new SseEventTooLongError(16));
+    // Complete events of any number stay under the bound: it is per line and per event.
+    const many = createSseParser(() => undefined, { maxEventLength: 16 });
+    for (let index = 0; index < 100; index++) many.push(encoder.encode('data: 0123456789\n\n'));
+    expect(DEFAULT_MAX_EVENT_LENGTH).toBe(64 * 1024 * 1024);
+  });
+
   it('decodes UTF-8 split anywhere, invalid bytes and a leading BOM as one streaming decoder does', () => {
     const next = random(17);
     for (let round = 0; round < 300; round++) {

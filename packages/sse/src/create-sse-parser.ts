@@ -2,10 +2,34 @@ import type { SseEvent } from './sse-event';
 
 /** A synchronous SSE parser: feed it bytes, it calls `onEvent` for every complete event. */
 export interface SseParser {
-  /** Feeds the next bytes; a chunk may end anywhere, even inside a UTF-8 sequence or a CRLF. */
+  /**
+   * Feeds the next bytes; a chunk may end anywhere, even inside a UTF-8 sequence or a CRLF. Throws
+   * {@link SseEventTooLongError} when a line or an event's data grows past `maxEventLength`.
+   */
   push(bytes: Uint8Array): void;
   /** Ends the input: a last line without its newline counts, and the pending event is dispatched. */
   end(): void;
+}
+
+/** Options of {@link createSseParser} and `createSseDecoder`. */
+export interface SseParserOptions {
+  /**
+   * The most characters (UTF-16 code units) a line still waiting for its end, or an event's data,
+   * may hold: past it `push` throws {@link SseEventTooLongError}, so a stream that never ends a
+   * line or an event costs bounded memory. Default {@link DEFAULT_MAX_EVENT_LENGTH}.
+   */
+  maxEventLength?: number;
+}
+
+/** 64 Mi characters: far above any real event (a Responses `response.completed` with its images), and a bound. */
+export const DEFAULT_MAX_EVENT_LENGTH = 64 * 1024 * 1024;
+
+/** What {@link SseParser.push} throws for a line or an event's data longer than its bound. */
+export class SseEventTooLongError extends RangeError {
+  constructor(readonly maxEventLength: number) {
+    super(`SSE line or event data longer than ${maxEventLength} characters`);
+    this.name = 'SseEventTooLongError';
+  }
 }
 
 // One decoder for every parser, used without `stream: true`: a whole-chunk decode takes the
@@ -34,13 +58,16 @@ function splitTail(bytes: Uint8Array): number {
  * const parser = createSseParser((event) => console.log(event.data));
  * parser.push(new TextEncoder().encode('data: hi\n\n'));
  */
-export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
+export function createSseParser(onEvent: (event: SseEvent) => void, options: SseParserOptions = {}): SseParser {
+  const maxLength = options.maxEventLength ?? DEFAULT_MAX_EVENT_LENGTH;
   // The start of a character the last chunk ended in the middle of.
   let carried: Uint8Array | undefined;
   // Whether text was decoded yet (a BOM is dropped only at the very start).
   let started = false;
   // Pieces of the line still waiting for its end; joined once, when the end arrives.
   let partial: string[] = [];
+  // Their total length.
+  let partialLength = 0;
   // A CR ended the previous chunk: an LF opening the next one belongs to the same line end.
   let pendingCR = false;
   // The event's data: its one line (most events have one), or its lines joined so far.
@@ -79,6 +106,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
     if (length === 4 && text.startsWith('data', from)) {
       const value = text.slice(valueStart, to);
       data = data === undefined ? value : `${data}\n${value}`;
+      if (data.length > maxLength) throw new SseEventTooLongError(maxLength);
     } else if (length === 5 && text.startsWith('event', from)) event = text.slice(valueStart, to);
     else if (length === 2 && text.startsWith('id', from)) {
       const value = text.slice(valueStart, to);
@@ -107,6 +135,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
         partial.push(chunk.slice(start, at));
         const whole = partial.join('');
         partial = [];
+        partialLength = 0;
         line(whole, 0, whole.length);
       } else {
         line(chunk, start, at);
@@ -117,7 +146,11 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
         else if (chunk.charCodeAt(at + 1) === 10) start = at + 2;
       }
     }
-    if (start < chunk.length) partial.push(chunk.slice(start));
+    if (start < chunk.length) {
+      partialLength += chunk.length - start;
+      if (partialLength > maxLength) throw new SseEventTooLongError(maxLength);
+      partial.push(chunk.slice(start));
+    }
   }
 
   function decoded(chunk: string): void {
@@ -151,6 +184,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
       if (partial.length > 0) {
         const whole = partial.join('');
         partial = [];
+        partialLength = 0;
         line(whole, 0, whole.length);
       }
       dispatch();
