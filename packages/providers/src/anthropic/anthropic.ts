@@ -4,6 +4,7 @@ import { chatStreamOf } from '../http/chunk-batches';
 import { openUpstreamStream } from '../http/open-upstream-stream';
 import { postJson, type JsonTarget } from '../http/post-json';
 import { checkReply } from '../http/check-reply';
+import { readJsonReply } from '../http/read-json-reply';
 import { anthropicReplySchema } from './anthropic-api';
 import { anthropicSteps } from './anthropic-stream';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request';
@@ -54,7 +55,7 @@ export function anthropic(settings: ProviderSettings = {}): ChatProvider {
       const response = await postJson(transport, body(request, options, false), options.signal, mapAnthropicError);
       let reply: unknown;
       try {
-        reply = await response.json();
+        reply = await readJsonReply(response);
       } catch (error) {
         if (options.signal?.aborted) throw error;
         throw new ProviderError('upstream_error', { accepted: true, status: response.status });

@@ -2,7 +2,7 @@ import { checkPageUrl } from './check-page-url';
 import { contentKind, decodeBody, loadHtmlConverter, pageContent, parseContentType, sniffContentType } from './page-content';
 import type { PageFetchResult, PageFetcher, PageFetcherOptions, PageRequest, PageUrlCheck } from './page-fetcher';
 import { raceSignal } from './race-signal';
-import { readCappedBody } from './read-capped-body';
+import { readCappedBody } from '../http/read-capped-body';
 import { isPublicAddress } from './is-public-address';
 import { parseHostAddress } from './parse-host-address';
 import { NOT_PUBLIC_MESSAGE, resolvePageAddress } from './resolve-page-address';
@@ -88,7 +88,7 @@ export function createPageFetcher(options: PageFetcherOptions): PageFetcher {
     }
     let body: Awaited<ReturnType<typeof readCappedBody>>;
     try {
-      body = await readCappedBody(response.body, maxBytes, signal);
+      body = await readCappedBody(response, maxBytes, signal);
     } catch (error) {
       if (signal.aborted) throw error;
       return { ok: false, code: 'upstream_error', message: 'The page failed while its body was read.' };

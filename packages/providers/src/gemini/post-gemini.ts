@@ -1,5 +1,6 @@
 import { checkReply } from '../http/check-reply';
 import { postJson } from '../http/post-json';
+import { readJsonReply } from '../http/read-json-reply';
 import { ProviderError } from '../provider';
 import { type GeminiResponse, geminiResponseSchema } from './gemini-api';
 import { mapGeminiError } from './map-gemini-error';
@@ -32,7 +33,7 @@ export function postGemini(transport: GeminiTransport, url: string, body: unknow
 export async function readGeminiReply(response: Response, signal: AbortSignal | undefined): Promise<GeminiResponse> {
   let body: unknown;
   try {
-    body = await response.json();
+    body = await readJsonReply(response);
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new ProviderError('upstream_error', { accepted: true, status: response.status });

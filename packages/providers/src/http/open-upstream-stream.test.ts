@@ -85,6 +85,31 @@ describe('openUpstreamStream', () => {
     expect((await drain(await openUpstreamStream(controller.signal, async () => aborted.response, steps()))).error).toBe(reason);
   });
 
+  it('a line that never ends is upstream_error at the parser’s bound, after the events before it; the body is let go', async () => {
+    // 1 MiB pieces of one endless line, made as pulled: the parser's bound (64 Mi characters) stops the reads.
+    const piece = new TextEncoder().encode('a'.repeat(1 << 20));
+    let pulls = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          controller.enqueue(pulls++ === 0 ? new TextEncoder().encode('data: a\n\ndata: ') : piece);
+        },
+        cancel() {
+          cancelled = true;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const result = await drain(await openUpstreamStream(undefined, async () => new Response(endless), steps()));
+    expect(result.chunks).toEqual(['a']);
+    expect(result.error).toBeInstanceOf(ProviderError);
+    expect((result.error as ProviderError).code).toBe('upstream_error');
+    expect((result.error as ProviderError).accepted).toBe(true);
+    expect(cancelled).toBe(true);
+    expect(pulls).toBeLessThanOrEqual(66);
+  });
+
   it('reads the body only as the consumer pulls; cancel cancels the body and aborts a call it owns', async () => {
     const slow = await openPieces(['data: a\n\n', 'data: b\n\n', 'data: end\n\n']);
     const reader = streamOfBatches(slow.batches).getReader();

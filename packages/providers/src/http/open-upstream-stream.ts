@@ -218,6 +218,8 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     if (out.length > 0) return out;
     events.length = 0;
     this.#next = 0;
+    // The parser refused the body (a line or an event past its bound): the events before it went on.
+    if (this.#unparsable !== undefined) this.#throw(this.errors.step(this.#unparsable));
     if (!this.#bodyDone) return null;
     const ok = this.#run(out);
     // The body is over: nothing to cancel.
@@ -227,15 +229,22 @@ class SseChunkBatches<T> implements ChunkBatches<T> {
     return out.length > 0 ? out : undefined;
   }
 
+  /** What the parser threw (`SseEventTooLongError`): the reply is broken once the events before it are answered. */
+  #unparsable: unknown;
+
   /** Feeds one read of the body to the parser; false when the batches were cancelled meanwhile. */
   #feed(read: BodyReadResult): boolean {
     if (this.#closed) return false;
-    if (read.done) {
-      this.#bodyDone = true;
-      // A last event without its closing blank line still counts.
-      this.#parser.end();
-    } else {
-      this.#parser.push(read.value);
+    try {
+      if (read.done) {
+        this.#bodyDone = true;
+        // A last event without its closing blank line still counts.
+        this.#parser.end();
+      } else {
+        this.#parser.push(read.value);
+      }
+    } catch (error) {
+      this.#unparsable = error;
     }
     return true;
   }

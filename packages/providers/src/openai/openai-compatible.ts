@@ -15,6 +15,7 @@ import { openaiRawReply } from './openai-raw-reply';
 import { openaiResponses, type ResponsesPassThrough } from './openai-responses';
 import { abortReason, type JsonTarget } from '../http/post-json';
 import { postOpenAI } from './post-openai';
+import { readJsonReply } from '../http/read-json-reply';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -46,7 +47,7 @@ export function openaiCompatible(settings: ProviderSettings = {}): OpenAICompati
 
   async function readJson(call: Awaited<ReturnType<typeof postOpenAI>>, signal: AbortSignal | undefined): Promise<unknown> {
     try {
-      return await call.response.json();
+      return await readJsonReply(call.response);
     } catch {
       if (signal?.aborted) throw abortReason(signal);
       throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });

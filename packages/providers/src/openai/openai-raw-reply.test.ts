@@ -146,3 +146,52 @@ describe('openaiRawReply: delivered text', () => {
     expect(reply.delivered!()).toBe('x');
   });
 });
+
+describe('openaiRawReply: bounded', () => {
+  /** A call whose body sends `head`, then 1 MiB pieces of `fill` for as long as it is read. */
+  function endlessCall(head: string, fill: string, contentType: string) {
+    const state = { aborted: 0, cancelled: 0, pulls: 0 };
+    const piece = encoder.encode(fill.repeat(1 << 20));
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          controller.enqueue(state.pulls++ === 0 ? encoder.encode(head) : piece);
+        },
+        cancel() {
+          state.cancelled++;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const call: UpstreamCall = {
+      response: new Response(body, { headers: { 'content-type': contentType } }),
+      abort: () => void state.aborted++,
+      unlink: () => undefined,
+    };
+    return { call, state };
+  }
+
+  it('a whole reply past 64 MiB, or a stream’s event that never ends, errors as upstream_error and lets the upstream go', async () => {
+    const cases = [
+      // Valid JSON all along (whitespace after the object): the bound, not the parse, stops it.
+      { stream: false, call: endlessCall('{"choices":[]}', ' ', 'application/json') },
+      { stream: true, call: endlessCall(chunk({ content: 'Hi' }) + 'data: ', 'a', 'text/event-stream') },
+    ];
+    for (const { stream, call } of cases) {
+      const reply = openaiRawReply(call.call, stream, undefined);
+      const reader = reply.body.getReader();
+      let error: unknown;
+      try {
+        for (let read = await reader.read(); !read.done; read = await reader.read());
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).code).toBe('upstream_error');
+      expect(call.state).toMatchObject({ aborted: 1, cancelled: 1 });
+      expect(call.state.pulls).toBeLessThanOrEqual(66);
+      expect(reply.delivered!()).toBe(stream ? 'Hi' : '');
+      expect(await reply.usage).toBeUndefined();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import type { Usage } from '@tollgate/core';
 import { createSseParser } from '@tollgate/sse';
 import { ProviderError, type RawReply } from '../provider';
 import { abortReason } from '../http/post-json';
+import { REPLY_BODY_LIMIT } from '../http/read-json-reply';
 import type { UpstreamCall } from './post-openai';
 
 /**
@@ -18,6 +19,7 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
   let resolveUsage!: (usage: Usage | undefined) => void;
   const usagePromise = new Promise<Usage | undefined>((resolve) => (resolveUsage = resolve));
   const seen: Uint8Array[] = [];
+  let seenBytes = 0;
   // Each event is parsed before its bytes are passed on, so `delivered` never runs behind the body.
   const read = (json: string, key: 'delta' | 'message') => {
     const value = parseJson(json);
@@ -61,8 +63,19 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
           end(false);
           return controller.close();
         }
-        if (parser) parser.push(result.value);
-        else seen.push(result.value);
+        try {
+          if (parser) parser.push(result.value);
+          else {
+            seenBytes += result.value.byteLength;
+            if (seenBytes > REPLY_BODY_LIMIT) throw new RangeError(`reply over ${REPLY_BODY_LIMIT} bytes`);
+            seen.push(result.value);
+          }
+        } catch {
+          // An event or a whole reply past its bound (the parser's, REPLY_BODY_LIMIT): a broken reply.
+          end(true);
+          void reader.cancel().catch(() => undefined);
+          return controller.error(new ProviderError('upstream_error', { accepted: true, status: response.status }));
+        }
         controller.enqueue(result.value);
       },
       cancel(reason) {

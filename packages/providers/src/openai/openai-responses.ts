@@ -3,6 +3,7 @@ import { abortReason } from '../http/post-json';
 import { type CallOptions, ProviderError } from '../provider';
 import { openaiResponsesStream, type ResponsesWireEvent } from './openai-responses-stream';
 import { postOpenAI } from './post-openai';
+import { readJsonReply } from '../http/read-json-reply';
 
 /** A Responses API request as it goes upstream: the client's checked body, the upstream's model name set. */
 export type UpstreamResponsesRequest = Record<string, unknown>;
@@ -35,7 +36,7 @@ export function openaiResponses(target: JsonTarget): ResponsesPassThrough {
       const call = await postOpenAI(target, body(request, options.upstream, false), options.signal);
       let json: unknown;
       try {
-        json = await call.response.json();
+        json = await readJsonReply(call.response);
       } catch {
         if (options.signal?.aborted) throw abortReason(options.signal);
         throw new ProviderError('upstream_error', { accepted: true, status: call.response.status });

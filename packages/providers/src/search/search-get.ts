@@ -1,4 +1,5 @@
 import { ProviderError } from '../provider';
+import { readJsonReply } from '../http/read-json-reply';
 import { parseRetryAfter, searchStatusError } from './search-error';
 
 /** One GET of a search upstream. */
@@ -30,7 +31,7 @@ export async function searchGet(options: SearchGetOptions): Promise<unknown> {
     throw searchStatusError(response.status, retryAfter);
   }
   try {
-    return await response.json();
+    return await readJsonReply(response);
   } catch {
     throw new ProviderError('upstream_error', { status: response.status, accepted: true });
   }
