@@ -352,6 +352,18 @@ describe('upstream failures and clients that leave', () => {
     expect(await charges(t)).toEqual([]);
   });
 
+  it('refuses a whole reply past 64 MiB as upstream_error (the rest let go) and charges nothing', async () => {
+    // The completion's JSON, then spaces for as long as it is read: valid JSON that never ends.
+    const t = await open({ fakeOptions: { faults: [{ kind: 'flood', afterChunks: 1 }] } });
+    const failed = await t.post('/v1/chat/completions', chatBody());
+    expect(failed.status).toBe(502);
+    expect(((await failed.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
+    await t.gateway.idle();
+    expect(t.fake.open).toBe(0);
+    expect(await t.balance()).toEqual({ balance: 10_000_000, held: 0, available: 10_000_000 });
+    expect(await charges(t)).toEqual([]);
+  });
+
   it('charges nothing for a stream whose upstream broke before any content was delivered', async () => {
     // Cut before the first event: no 200 was sent yet, so the client gets the error's own status.
     // Cut after the role chunk (which carries no content): the 200 stream ends with an error event.

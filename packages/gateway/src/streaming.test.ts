@@ -260,6 +260,8 @@ describe('an upstream that fails after the first event', () => {
   const cases: [string, Parameters<typeof open>[0], ErrorCode][] = [
     ['drops the connection', { fakeOptions: { faults: [{ kind: 'cut', afterChunks: 3 }] } }, 'upstream_error'],
     ['sends a malformed event', { fakeOptions: { faults: [{ kind: 'malformed', afterChunks: 3 }] } }, 'upstream_error'],
+    // 64 Mi characters of one line, then the parser's bound (packages/sse/src/create-sse-parser.ts).
+    ['never ends its next event', { fakeOptions: { faults: [{ kind: 'flood', afterChunks: 3 }] } }, 'upstream_error'],
     ['sends an error event', { fakeOptions: { faults: [{ kind: 'error-event', afterChunks: 3 }] } }, 'upstream_error'],
     [
       'sends a context-length error event',

@@ -17,6 +17,8 @@ export interface FaultStreamOptions {
 }
 
 const encoder = new TextEncoder();
+/** What a `flood` fault sends a read: 1 MiB of spaces, made on first use and shared. */
+let FLOOD: Uint8Array | undefined;
 
 /**
  * A response body that sends `events` (whole wire texts) one per pull, so a slow reader slows the
@@ -67,6 +69,12 @@ export function faultStream(events: string[], options: FaultStreamOptions): Read
           if (fault.kind === 'stall') {
             // Never resolves on its own: only a cancel or an abort ends a stalled body.
             await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+            return;
+          }
+          if (fault.kind === 'flood') {
+            // `sent` stays where it is: every later read floods too, until a cancel.
+            FLOOD ??= new Uint8Array(1 << 20).fill(0x20);
+            controller.enqueue(FLOOD);
             return;
           }
           if (fault.kind === 'error-event' && options.errorEvent) {

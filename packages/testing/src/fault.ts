@@ -20,6 +20,11 @@ export type Fault =
   | { kind: 'drip'; delayMs: number }
   /** Event number `afterChunks` (0-based) is replaced by a malformed one. */
   | { kind: 'malformed'; afterChunks: number }
+  /**
+   * After `afterChunks` events, spaces for as long as the body is read (1 MiB a read): a line, an
+   * event or a whole reply that never ends — a JSON body stays valid JSON all along.
+   */
+  | { kind: 'flood'; afterChunks: number }
   /** After `afterChunks` events, the stream sends the fake's error event and ends. */
   | { kind: 'error-event'; afterChunks: number; status?: number; code?: string; message?: string };
 
