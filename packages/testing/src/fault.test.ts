@@ -67,6 +67,20 @@ describe('faultStream', () => {
     expect(await readAll(stream)).toEqual(['a', 'err:boom']);
   });
 
+  it('floods spaces after event N, 1 MiB a read, until the reader cancels', async () => {
+    let closed = 0;
+    const reader = faultStream(['a', 'b'], { malformed: 'x', fault: { kind: 'flood', afterChunks: 1 }, onClose: () => closed++ }).getReader();
+    expect(decoder.decode((await reader.read()).value)).toBe('a');
+    for (let read = 0; read < 3; read++) {
+      const { value } = await reader.read();
+      expect(value?.byteLength).toBe(1 << 20);
+      expect(value?.every((byte) => byte === 0x20)).toBe(true);
+    }
+    expect(closed).toBe(0);
+    await reader.cancel();
+    expect(closed).toBe(1);
+  });
+
   it('drip on real timers ends when the stream is cancelled', async () => {
     let closed = 0;
     const stream = faultStream(['a'], { malformed: 'x', fault: { kind: 'drip', delayMs: 60_000 }, onClose: () => closed++ });
