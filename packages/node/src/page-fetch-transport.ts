@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import { decodedBody } from './decoded-body';
 import type { PageResolver, PageTransport } from '@tollgate/providers';
 
 /**
@@ -22,17 +22,6 @@ export function nodeResolver(): PageResolver {
 
 /** Statuses whose reply has no body (a web Response refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
-function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
-  // The fetcher's byte cap counts decoded bytes, so a compression bomb is cut like any large body.
-  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(zlib.createGunzip());
-  if (encoding === 'deflate') return response.pipe(zlib.createInflate());
-  if (encoding === 'br') return response.pipe(zlib.createBrotliDecompress());
-  return response;
-}
 
 function webHeaders(response: http.IncomingMessage, decodedBody: boolean): Headers {
   const headers = new Headers();
@@ -124,10 +113,9 @@ export function nodeTransport(): PageTransport {
           resolve(new Response(null, { status, headers: webHeaders(response, false) }));
           return;
         }
-        const stream = decoded(response);
-        const decodedBody = stream !== response;
-        if (decodedBody) response.on('error', (error) => stream.destroy(error));
-        resolve(new Response(webBody(stream), { status, headers: webHeaders(response, decodedBody) }));
+        // The fetcher's byte cap counts decoded bytes, so a compression bomb is cut like any large body.
+        const stream = decodedBody(response);
+        resolve(new Response(webBody(stream), { status, headers: webHeaders(response, stream !== response) }));
       });
       request.end();
     });

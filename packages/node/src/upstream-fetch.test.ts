@@ -416,6 +416,20 @@ describe('the reply as a lightweight Response (UpstreamResponse)', () => {
     expect(new Uint8Array(await (await fetch(`${url}/gz`)).arrayBuffer())).toEqual(new Uint8Array(Buffer.from('{"zipped":true}')));
   });
 
+  it('undoes a list of codings last first, skips identity, and passes a coding it does not know as it came', async () => {
+    const text = '{"zipped":true}';
+    const { url } = await serve((request, res) => {
+      if (request.url === '/stacked') return void res.writeHead(200, { 'content-encoding': 'gzip, identity,br' }).end(brotliCompressSync(gzipSync(text)));
+      if (request.url === '/broken') return void res.writeHead(200, { 'content-encoding': 'gzip' }).end('not gzip at all');
+      res.writeHead(200, { 'content-encoding': 'gzip, zstd' }).end('as sent');
+    });
+    const { fetch } = upstream();
+    expect(await (await fetch(`${url}/stacked`)).json()).toEqual({ zipped: true });
+    expect(await (await fetch(`${url}/unknown`)).text()).toBe('as sent');
+    // Bytes that are not what the header says: the body errors, as a cut one does.
+    await expect((await fetch(`${url}/broken`)).text()).rejects.toThrow(TypeError);
+  });
+
   it('follows a global Response replaced later by a subclass, so instanceof holds with it too', async () => {
     const original = globalThis.Response;
     class Subclass extends original {}

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import { decodedBody } from './decoded-body';
 import { BODY_READER, type BodyReader, type BodyReadResult, readWhenReadable } from '@tollgate/core';
 import { kMaterialise, standInFor } from './stand-in';
 
@@ -25,7 +25,7 @@ export class ReplyBody {
     readonly message: IncomingMessage,
     readonly onOver: () => void,
   ) {
-    const source = decoded(message);
+    const source = decodedBody(message);
     this.source = source;
     (source as WithReply)[kReply] = this;
     source.on('readable', onSourceReadable);
@@ -192,24 +192,6 @@ function onSourceError(this: WithReply, error: Error): void {
 function onSourceClose(this: WithReply): void {
   const reply = this[kReply];
   if (reply && !reply.ended) reply.fail(new TypeError('terminated'));
-}
-
-/** The reply's bytes, decoded when the upstream compressed them (a caller that asked for it). */
-function decoded(response: IncomingMessage): Readable {
-  const encoding = response.headers['content-encoding'];
-  if (encoding === undefined) return response;
-  const name = encoding.trim().toLowerCase();
-  const decoder =
-    name === 'gzip' || name === 'x-gzip'
-      ? zlib.createGunzip()
-      : name === 'deflate'
-        ? zlib.createInflate()
-        : name === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  if (!decoder) return response;
-  response.on('error', (error) => decoder.destroy(error));
-  return response.pipe(decoder);
 }
 
 /**
