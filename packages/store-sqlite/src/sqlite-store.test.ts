@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
 import { betterSqlite3Driver } from './better-sqlite3-driver';
+import type { SqliteDatabase } from './sqlite-database';
 import { MIGRATIONS } from './sqlite-schema';
 import { sqliteStore } from './sqlite-store';
 
@@ -216,6 +217,56 @@ describe('sqliteStore on a file', () => {
       });
       expect(pragmas).toContain('PRAGMA wal_autocheckpoint = 10000');
       await recorded.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens its connection in WAL, with a busy timeout, synchronous NORMAL and foreign keys on; flushes and closes it once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'settings.db');
+    const better = betterSqlite3Driver();
+    /** Opens the store with a driver that keeps its connection, to read the settings in effect on it. */
+    const open = (options: { busyTimeoutMs?: number } = {}) => {
+      let connection: SqliteDatabase | undefined;
+      let closes = 0;
+      const store = sqliteStore(path, {
+        ...options,
+        driver: {
+          name: 'kept',
+          open: (file) => {
+            const opened = better.open(file);
+            connection = opened;
+            return { exec: (sql) => opened.exec(sql), prepare: (sql) => opened.prepare(sql), close: () => (closes++, opened.close()) };
+          },
+        },
+      });
+      const pragma = (name: string) => Object.values(connection?.prepare(`PRAGMA ${name}`).get() ?? {})[0];
+      return { store, pragma, closes: () => closes };
+    };
+    try {
+      const first = open();
+      expect([first.pragma('journal_mode'), first.pragma('busy_timeout'), first.pragma('synchronous'), first.pragma('foreign_keys')]).toEqual(['wal', 5_000, 1, 1]);
+      const account = await first.store.createAccount({ plan: 'pro' });
+      await first.store.addCredits(account.id, 1_000);
+      // A hold queued in this turn's batch, then close at once: the close commits it.
+      const held = first.store.hold(account.id, { micros: 300, ttlMs: 60_000 });
+      await first.store.close();
+      expect((await held).ok).toBe(true);
+      await first.store.close();
+      expect(first.closes()).toBe(1);
+      for (const [given, set] of [
+        [250, 250],
+        [-5, 0],
+        [1.7, 1],
+      ] as const) {
+        const other = open({ busyTimeoutMs: given });
+        expect(other.pragma('busy_timeout')).toBe(set);
+        await other.store.close();
+      }
+      const reader = new Database(path, { readonly: true });
+      expect(reader.prepare("SELECT sum(micros) AS held FROM holds WHERE state = 'open'").get()).toEqual({ held: 300 });
+      reader.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
