@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -267,6 +267,54 @@ describe('sqliteStore on a file', () => {
       const reader = new Database(path, { readonly: true });
       expect(reader.prepare("SELECT sum(micros) AS held FROM holds WHERE state = 'open'").get()).toEqual({ held: 300 });
       reader.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the write lock first for every read-then-write, so a write of another process meanwhile is waited for, not an error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'locked.db');
+    // Another process writes and keeps its write transaction open for 300 ms. A store transaction
+    // begun meanwhile without the lock (DEFERRED) would read the older snapshot, then fail with
+    // SQLITE_BUSY at its first write; IMMEDIATE waits for the lock (busy_timeout) and reads after.
+    const script = `
+      const db = new (require('better-sqlite3'))(process.argv[1]);
+      db.exec('BEGIN IMMEDIATE');
+      db.exec('UPDATE accounts SET state = state');
+      process.stdout.write('locked\\n');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+      db.exec('COMMIT');
+      db.close();`;
+    const lockedWhile = async <T>(run: () => Promise<T>): Promise<T> => {
+      const child = spawn(process.execPath, ['-e', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      try {
+        return await run();
+      } finally {
+        await exited;
+      }
+    };
+    try {
+      let time = 1_700_000_000_000;
+      const store = sqliteStore(path, { now: () => time });
+      const account = await store.createAccount({ plan: 'pro' });
+      const { id: keyId } = await store.createKey(account.id, 'k');
+      await store.addCredits(account.id, 1_000);
+      const hold = await store.hold(account.id, { micros: 100, ttlMs: 1_000 });
+      if (!hold.ok) throw new Error('hold refused');
+      await store.checkpoint?.([{ holdId: hold.value.holdId, micros: 40, ttlMs: 1_000 }]);
+      expect((await lockedWhile(() => store.addCredits(account.id, 500))).balance).toBe(1_500);
+      expect(await lockedWhile(() => store.creditOnce(account.id, { micros: 7, idempotencyKey: 'once' }))).toMatchObject({ ok: true });
+      expect(await lockedWhile(() => store.setAccountState(account.id, 'disabled'))).toMatchObject({ state: 'disabled' });
+      expect(await lockedWhile(() => store.setKeyName(keyId, 'renamed'))).toMatchObject({ name: 'renamed' });
+      expect(await lockedWhile(() => store.setKeyBudget(keyId, { micros: 1_000, period: 'day' }))).toMatchObject({ id: keyId });
+      time += 2_000;
+      // The expired hold's checkpoint is charged (40), under the other process's write.
+      expect(await lockedWhile(() => store.releaseExpired())).toBe(1);
+      expect(await store.getBalance(account.id)).toEqual({ balance: 1_467, held: 0, available: 1_467 });
+      await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
