@@ -6,14 +6,20 @@ import type { UpstreamCall } from './post-openai';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** An upstream call whose body sends `parts` one per read, then ends (or stays silent, or fails). */
-function upstreamCall(parts: string[], after: 'end' | 'silent' | 'fail' = 'end', contentType = 'text/event-stream') {
+/** 1 MiB of spaces: what a flooding body sends every read. */
+const FLOOD = new Uint8Array(1 << 20).fill(0x20);
+
+/** An upstream call whose body sends `parts` one per read, then ends (or stays silent, fails, or floods for as long as it is read). */
+function upstreamCall(parts: string[], after: 'end' | 'silent' | 'fail' | 'flood' = 'end', contentType = 'text/event-stream') {
   const state = { aborted: 0, unlinked: 0, cancelled: 0 };
+  let pulls = 0;
   let index = 0;
   const body = new ReadableStream<Uint8Array>(
     {
       pull(controller) {
+        pulls++;
         if (index < parts.length) return controller.enqueue(encoder.encode(parts[index++]!));
+        if (after === 'flood') return controller.enqueue(FLOOD);
         if (after === 'end') return controller.close();
         if (after === 'fail') return controller.error(new TypeError('connection reset'));
         return new Promise<void>(() => undefined);
@@ -29,7 +35,7 @@ function upstreamCall(parts: string[], after: 'end' | 'silent' | 'fail' = 'end',
     abort: () => void state.aborted++,
     unlink: () => void state.unlinked++,
   };
-  return { call, state };
+  return { call, state, pulls: () => pulls };
 }
 
 const chunk = (delta: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] })}\n\n`;
@@ -148,34 +154,11 @@ describe('openaiRawReply: delivered text', () => {
 });
 
 describe('openaiRawReply: bounded', () => {
-  /** A call whose body sends `head`, then 1 MiB pieces of `fill` for as long as it is read. */
-  function endlessCall(head: string, fill: string, contentType: string) {
-    const state = { aborted: 0, cancelled: 0, pulls: 0 };
-    const piece = encoder.encode(fill.repeat(1 << 20));
-    const body = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          controller.enqueue(state.pulls++ === 0 ? encoder.encode(head) : piece);
-        },
-        cancel() {
-          state.cancelled++;
-        },
-      },
-      { highWaterMark: 0 },
-    );
-    const call: UpstreamCall = {
-      response: new Response(body, { headers: { 'content-type': contentType } }),
-      abort: () => void state.aborted++,
-      unlink: () => undefined,
-    };
-    return { call, state };
-  }
-
   it('a whole reply past 64 MiB, or a stream’s event that never ends, errors as upstream_error and lets the upstream go', async () => {
     const cases = [
       // Valid JSON all along (whitespace after the object): the bound, not the parse, stops it.
-      { stream: false, call: endlessCall('{"choices":[]}', ' ', 'application/json') },
-      { stream: true, call: endlessCall(chunk({ content: 'Hi' }) + 'data: ', 'a', 'text/event-stream') },
+      { stream: false, call: upstreamCall(['{"choices":[]}'], 'flood', 'application/json') },
+      { stream: true, call: upstreamCall([`${chunk({ content: 'Hi' })}data: `], 'flood') },
     ];
     for (const { stream, call } of cases) {
       const reply = openaiRawReply(call.call, stream, undefined);
@@ -189,7 +172,7 @@ describe('openaiRawReply: bounded', () => {
       expect(error).toBeInstanceOf(ProviderError);
       expect((error as ProviderError).code).toBe('upstream_error');
       expect(call.state).toMatchObject({ aborted: 1, cancelled: 1 });
-      expect(call.state.pulls).toBeLessThanOrEqual(66);
+      expect(call.pulls()).toBeLessThanOrEqual(66);
       expect(reply.delivered!()).toBe(stream ? 'Hi' : '');
       expect(await reply.usage).toBeUndefined();
     }
