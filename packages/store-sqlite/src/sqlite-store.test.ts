@@ -237,7 +237,14 @@ describe('sqliteStore on a file', () => {
           open: (file) => {
             const opened = better.open(file);
             connection = opened;
-            return { exec: (sql) => opened.exec(sql), prepare: (sql) => opened.prepare(sql), close: () => (closes++, opened.close()) };
+            return {
+              exec: (sql) => opened.exec(sql),
+              prepare: (sql) => opened.prepare(sql),
+              close: () => {
+                closes++;
+                opened.close();
+              },
+            };
           },
         },
       });
@@ -246,7 +253,12 @@ describe('sqliteStore on a file', () => {
     };
     try {
       const first = open();
-      expect([first.pragma('journal_mode'), first.pragma('busy_timeout'), first.pragma('synchronous'), first.pragma('foreign_keys')]).toEqual(['wal', 5_000, 1, 1]);
+      expect([first.pragma('journal_mode'), first.pragma('busy_timeout'), first.pragma('synchronous'), first.pragma('foreign_keys')]).toEqual([
+        'wal',
+        5_000,
+        1,
+        1,
+      ]);
       const account = await first.store.createAccount({ plan: 'pro' });
       await first.store.addCredits(account.id, 1_000);
       // A hold queued in this turn's batch, then close at once: the close commits it.
