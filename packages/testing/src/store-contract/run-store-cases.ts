@@ -812,6 +812,7 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         await charge(DAY0 + 2 * HOUR, 33, { keyId: A, model: 'm2' }); // an image: no tokens
         await charge(DAY0 + 2 * HOUR, 444, { keyId: A, model: 'm1', tokens: [5, 5], account: other }); // another account's
         await charge(DAY0 + 3 * HOUR, 11, { model: 'm1', tokens: [1, 1] }); // a signed-in app user: no key
+        await charge(DAY0 + 3 * HOUR, 13, { keyId: A }); // a hold that named no model: no model in its rows (sorted first)
         await charge(DAY0 + DAY - 1, 5, { keyId: A, model: 'm1', tokens: [1, 1] }); // the last millisecond of day 0
         await charge(DAY0 + DAY, 9, { keyId: A, model: 'm1', tokens: [2, 2] }); // the first of day 1
         await charge(DAY0 + DAY + 1, 0, { keyId: Z, model: 'm1' }); // a zero charge is a request
@@ -825,10 +826,10 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         await charge(DAY0 + 2 * DAY, 77_777, { keyId: A, model: 'm1', tokens: [7, 7] }); // at `to`: excluded
 
         const range = { accountId: id, from: DAY0, to: DAY0 + 2 * DAY };
-        const row = (period: number, keyId: string | undefined, model: string, requests: number, tokens: [number, number], micros: number) => ({
+        const row = (period: number, keyId: string | undefined, model: string | undefined, requests: number, tokens: [number, number], micros: number) => ({
           period,
           ...(keyId === undefined ? {} : { keyId }),
-          model,
+          ...(model === undefined ? {} : { model }),
           requests,
           promptTokens: tokens[0],
           completionTokens: tokens[1],
@@ -837,6 +838,7 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         const byDay = [
           row(DAY0, undefined, 'm1', 1, [1, 1], 11),
           row(DAY0, Z, 'm1', 1, [0, 0], 1_000),
+          row(DAY0, A, undefined, 1, [0, 0], 13),
           row(DAY0, A, 'm1', 4, [15, 27], 162),
           row(DAY0, A, 'm2', 1, [0, 0], 33),
           row(DAY0 + DAY, Z, 'm1', 1, [0, 0], 0),
@@ -850,6 +852,7 @@ export function runStoreCases(label: string, make: (options: { now: () => number
           row(DAY0 + 2 * HOUR, Z, 'm1', 1, [0, 0], 1_000),
           row(DAY0 + 2 * HOUR, A, 'm2', 1, [0, 0], 33),
           row(DAY0 + 3 * HOUR, undefined, 'm1', 1, [1, 1], 11),
+          row(DAY0 + 3 * HOUR, A, undefined, 1, [0, 0], 13),
           row(DAY0 + 23 * HOUR, A, 'm1', 1, [1, 1], 5),
           row(DAY0 + DAY, Z, 'm1', 1, [0, 0], 0),
           row(DAY0 + DAY, A, 'm1', 1, [2, 2], 9),
@@ -859,13 +862,14 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         const charged = (await store.entries(id))
           .filter((entry) => entry.kind === 'charge' && entry.createdAt >= range.from && entry.createdAt < range.to)
           .reduce((sum, entry) => sum - entry.micros, 0);
-        expect(charged).toBe(1_255);
+        expect(charged).toBe(1_268);
         expect(byDay.reduce((sum, usage) => sum + usage.micros, 0)).toBe(charged);
 
         // [from, to): a period cut by the bounds sums only its part inside.
         expect(await store.usage({ accountId: id, from: DAY0 + HOUR, to: DAY0 + DAY, groupBy: 'day' })).toEqual([
           row(DAY0, undefined, 'm1', 1, [1, 1], 11),
           row(DAY0, Z, 'm1', 1, [0, 0], 1_000),
+          row(DAY0, A, undefined, 1, [0, 0], 13),
           row(DAY0, A, 'm1', 2, [4, 5], 12),
           row(DAY0, A, 'm2', 1, [0, 0], 33),
         ]);
@@ -877,7 +881,7 @@ export function runStoreCases(label: string, make: (options: { now: () => number
         // Filters.
         expect(await store.usage({ ...range, groupBy: 'day', keyId: Z })).toEqual(byDay.filter((usage) => usage.keyId === Z));
         expect(await store.usage({ ...range, groupBy: 'day', model: 'm2' })).toEqual(byDay.filter((usage) => usage.model === 'm2'));
-        expect(await store.usage({ ...range, groupBy: 'day', keyId: A, model: 'm1' })).toEqual([byDay[2], byDay[6]]);
+        expect(await store.usage({ ...range, groupBy: 'day', keyId: A, model: 'm1' })).toEqual([byDay[3], byDay[7]]);
         expect(await store.usage({ ...range, groupBy: 'day', keyId: 'key_none' })).toEqual([]);
         // Each account its own.
         expect(await store.usage({ ...range, accountId: other, groupBy: 'day' })).toEqual([row(DAY0, A, 'm1', 1, [5, 5], 444)]);
