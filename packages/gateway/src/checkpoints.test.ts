@@ -39,12 +39,17 @@ function recordingStore(clock: { now: () => number }) {
   return { store: recording, calls, control };
 }
 
+/** Checkpoints on manual timers over a recording store. */
+function checkpointsOn(options: { ttlMs: number; intervalMs?: number }) {
+  const clock = manualClock();
+  const time = manualTimers(clock);
+  const recorded = recordingStore(clock);
+  return { time, ...recorded, checkpoints: createCheckpoints({ store: recorded.store, timers: time.timers, ...options }) };
+}
+
 describe('createCheckpoints', () => {
   it('writes every touched hold whose cost rose in one call a tick, and arms a tick only while something is to write', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000 });
+    const { time, calls, checkpoints } = checkpointsOn({ ttlMs: 60_000 });
     const costs = { a: 0, b: 0 };
     const a = checkpoints.track('hold_a', () => costs.a);
     const b = checkpoints.track('hold_b', () => costs.b);
@@ -96,10 +101,7 @@ describe('createCheckpoints', () => {
   });
 
   it('writes a hold just tracked at its first renewal, not at another hold’s checkpoint tick', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000 });
+    const { time, calls, checkpoints } = checkpointsOn({ ttlMs: 60_000 });
     const streaming = checkpoints.track('hold_s', () => 9);
     streaming.touch();
     const quiet = checkpoints.track('hold_q');
@@ -115,10 +117,7 @@ describe('createCheckpoints', () => {
   });
 
   it('a hold stopped while its checkpoint is written: the others of the write keep what it recorded', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls, control } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 6_000 });
+    const { time, calls, control, checkpoints } = checkpointsOn({ ttlMs: 6_000 });
     const gone = checkpoints.track('hold_g', () => 5);
     const kept = checkpoints.track('hold_k', () => 7);
     gone.touch();
@@ -163,11 +162,8 @@ describe('createCheckpoints', () => {
   });
 
   it('writes a failed tick again on the next, and waits for a slow write rather than queue another', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls, control } = recordingStore(clock);
     // A long TTL: no renewal falls within this test (renewals are tested below).
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 60_000, intervalMs: 500 });
+    const { time, calls, control, checkpoints } = checkpointsOn({ ttlMs: 60_000, intervalMs: 500 });
     let cost = 7;
     const x = checkpoints.track('hold_x', () => cost);
     x.touch();
@@ -197,10 +193,7 @@ describe('createCheckpoints', () => {
   });
 
   it('renews every live hold in one call every third of the TTL, with what it recorded (0 when nothing was delivered), until it stops', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 6_000 });
+    const { time, calls, checkpoints } = checkpointsOn({ ttlMs: 6_000 });
     expect(renewalIntervalMs(6_000)).toBe(2_000);
     expect(renewalIntervalMs(2)).toBe(1);
     // No timer while nothing is tracked.
@@ -247,10 +240,7 @@ describe('createCheckpoints', () => {
   });
 
   it('keeps one entry and one handle for a hold tracked again: the new cost is checkpointed, the recorded amount kept', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 3_000 });
+    const { time, calls, checkpoints } = checkpointsOn({ ttlMs: 3_000 });
     const kept = checkpoints.track('hold_k');
     expect(checkpoints.track('hold_k', () => 12)).toBe(kept);
     kept.touch();
@@ -276,10 +266,7 @@ describe('createCheckpoints', () => {
   });
 
   it('writes a failed renewal again at the next tick, and one that met a slow write once that write is done', async () => {
-    const clock = manualClock();
-    const time = manualTimers(clock);
-    const { store, calls, control } = recordingStore(clock);
-    const checkpoints = createCheckpoints({ store, timers: time.timers, ttlMs: 30_000, intervalMs: 1_000 });
+    const { time, calls, control, checkpoints } = checkpointsOn({ ttlMs: 30_000, intervalMs: 1_000 });
     const held = checkpoints.track('hold_r');
     control.fail = true;
     await time.advance(10_000);
