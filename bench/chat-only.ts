@@ -20,6 +20,7 @@ console.log(
       streamed: Number((rate('gateway, streamed') / rate('bare proxy, streamed')).toFixed(3)),
     },
     cpuMicrosPerRequest: Object.fromEntries(rows.map((row) => [row.name, Math.round(row.cpuMicrosPerRequest ?? Number.NaN)])),
+    p99: Object.fromEntries(rows.map((row) => [row.name, row.p99])),
     cpuRatio: {
       'non-streamed': Number((cpu('bare proxy, non-streamed') / cpu('gateway, non-streamed')).toFixed(3)),
       streamed: Number((cpu('bare proxy, streamed') / cpu('gateway, streamed')).toFixed(3)),

@@ -9,14 +9,18 @@ import type { ServerConfig } from './config';
 // PostgreSQL's and Redis's clients load only when configured: ioredis alone is some 25 MB of RSS
 // at load, which a server on its embedded defaults (SQLite, memory limiter) never uses.
 
-/** The store the configuration names: PostgreSQL with DATABASE_URL, else SQLite under the data dir. */
-export async function openStore(config: ServerConfig): Promise<Store & { close(): Promise<void> }> {
+/**
+ * The store the configuration names: PostgreSQL with DATABASE_URL, else SQLite under the data dir.
+ * `serving` (the server, not a CLI command): SQLite's WAL is checkpointed every second on a thread
+ * of its own, not inside a request's commit (docs/operations.md).
+ */
+export async function openStore(config: ServerConfig, options: { serving?: boolean } = {}): Promise<Store & { close(): Promise<void> }> {
   if (config.databaseUrl) {
     const { postgresStore } = await import('@tollgate/store-postgres');
     return postgresStore(config.databaseUrl);
   }
   mkdirSync(config.dataDir, { recursive: true });
-  return sqliteStore(join(config.dataDir, 'tollgate.db'));
+  return sqliteStore(join(config.dataDir, 'tollgate.db'), options.serving ? { checkpointEveryMs: 1_000 } : {});
 }
 
 /**

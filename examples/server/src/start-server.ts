@@ -47,7 +47,7 @@ export interface StartOptions {
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
   const catalogue = loadCatalogue(config.cataloguePath, process.env, { upstreamMaxSockets: config.upstreamMaxSockets });
-  const [store, limiter] = await Promise.all([openStore(config), openLimiter(config)]);
+  const [store, limiter] = await Promise.all([openStore(config, { serving: true }), openLimiter(config)]);
   if (!config.databaseUrl) {
     // One process serves a SQLite file: every hold open at start belonged to a process that died.
     const released = await (store as Store & { releaseAllHolds(): Promise<number> }).releaseAllHolds();

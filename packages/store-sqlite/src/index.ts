@@ -1,6 +1,6 @@
 export { sqliteStore } from './sqlite-store';
 export type { SqliteStore, SqliteStoreOptions } from './sqlite-store';
-export type { SqliteDatabase, SqliteDriver, SqliteRow, SqliteStatement, SqliteValue } from './sqlite-database';
+export type { BackgroundCheckpoints, SqliteDatabase, SqliteDriver, SqliteRow, SqliteStatement, SqliteValue } from './sqlite-database';
 export { runtimeDriver } from './runtime-driver';
 export { betterSqlite3Driver } from './better-sqlite3-driver';
 export { nodeSqliteDriver } from './node-sqlite-driver';

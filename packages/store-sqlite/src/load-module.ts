@@ -10,10 +10,15 @@ export function loadModule(specifier: string): unknown {
   return createRequire(import.meta.url)(specifier);
 }
 
+/** Where a package's entry file is, as `require.resolve` finds it from here (for a worker thread to load it). */
+export function resolveModule(specifier: string): string {
+  return createRequire(import.meta.url).resolve(specifier);
+}
+
 /** Whether a package can be found from here, without loading it. */
 export function isInstalled(specifier: string): boolean {
   try {
-    createRequire(import.meta.url).resolve(specifier);
+    resolveModule(specifier);
     return true;
   } catch {
     return false;

@@ -28,10 +28,23 @@ export interface SqliteDatabase {
   close(): void;
 }
 
+/** WAL checkpoints run on a thread of their own (see {@link SqliteDriver.backgroundCheckpoints}). */
+export interface BackgroundCheckpoints {
+  /** Stops them: the thread's connection is closed once the promise resolves. */
+  stop(): Promise<void>;
+}
+
 /** Opens database files: better-sqlite3, node:sqlite or bun:sqlite behind one interface. */
 export interface SqliteDriver {
   /** The driver's name, for messages: `better-sqlite3`, `node:sqlite`, `bun:sqlite`, or your own. */
   name: string;
   /** Opens (creating if need be) the file at `path`, or a private database for `':memory:'`. */
   open(path: string): SqliteDatabase;
+  /**
+   * Checkpoints the WAL of the file at `path` every `intervalMs` from a second connection on a
+   * thread of its own (`PRAGMA wal_checkpoint(PASSIVE)`), so that no commit of the store's thread
+   * runs one; `undefined` where the driver cannot. Optional: better-sqlite3's driver has it when it
+   * loads the module itself.
+   */
+  backgroundCheckpoints?(path: string, intervalMs: number): BackgroundCheckpoints | undefined;
 }

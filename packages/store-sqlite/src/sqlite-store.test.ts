@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { hashKey } from '@tollgate/billing';
 import { runStoreCases } from '@tollgate/testing/store-contract';
 import { betterSqlite3Driver } from './better-sqlite3-driver';
+import { startCheckpointThread } from './checkpoint-thread';
+import { resolveModule } from './load-module';
 import type { SqliteDatabase } from './sqlite-database';
 import { MIGRATIONS } from './sqlite-schema';
 import { sqliteStore } from './sqlite-store';
@@ -279,6 +281,78 @@ describe('sqliteStore on a file', () => {
       const reader = new Database(path, { readonly: true });
       expect(reader.prepare("SELECT sum(micros) AS held FROM holds WHERE state = 'open'").get()).toEqual({ held: 300 });
       reader.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checkpoints the WAL on a thread of its own with checkpointEveryMs, keeping the commit’s own as a backstop; close stops it first', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+    const path = join(dir, 'background.db');
+    const better = betterSqlite3Driver();
+    const results: { busy: number; log: number; checkpointed: number }[] = [];
+    let stops = 0;
+    let connection: SqliteDatabase | undefined;
+    try {
+      const store = sqliteStore(path, {
+        checkpointEveryMs: 50,
+        driver: {
+          name: 'observed',
+          open: (file) => (connection = better.open(file)),
+          backgroundCheckpoints: (file, intervalMs) => {
+            expect([file, intervalMs]).toEqual([path, 50]);
+            const thread = startCheckpointThread({
+              modulePath: resolveModule('better-sqlite3'),
+              path: file,
+              intervalMs,
+              onCheckpoint: (result) => results.push(result),
+            });
+            return {
+              stop: () => {
+                stops++;
+                return thread.stop();
+              },
+            };
+          },
+        },
+      });
+      expect(connection?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 100_000 });
+      const account = await store.createAccount({ plan: 'pro' });
+      for (let index = 0; index < 50; index++) await store.addCredits(account.id, 1 + index);
+      // The thread copied the WAL's frames into the file: a checkpoint that moved every frame there was.
+      await expect.poll(() => results.some((result) => result.log > 0 && result.checkpointed === result.log), { timeout: 5_000 }).toBe(true);
+      expect(results.every((result) => result.busy === 0)).toBe(true);
+      await store.close();
+      expect(stops).toBe(1);
+      // The store's connection closed last: it checkpointed the rest and removed the WAL.
+      expect(existsSync(`${path}-wal`)).toBe(false);
+      const reader = new Database(path, { readonly: true });
+      expect(reader.prepare('SELECT balance FROM accounts').get()).toEqual({ balance: 1_275 });
+      reader.close();
+      // Without the option, or on `:memory:`, no thread, and SQLite's checkpoint in the commit at 10,000 pages.
+      for (const [file, options] of [
+        [path, {}],
+        [':memory:', { checkpointEveryMs: 50 }],
+      ] as const) {
+        let asked = 0;
+        const plain = sqliteStore(file, {
+          ...options,
+          driver: {
+            name: 'plain',
+            open: (opened) => (connection = better.open(opened)),
+            backgroundCheckpoints: () => {
+              asked++;
+              return undefined;
+            },
+          },
+        });
+        expect(asked).toBe(0);
+        expect(connection?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 10_000 });
+        await plain.close();
+      }
+      // better-sqlite3's own driver has the thread; with a class passed in it cannot.
+      expect(typeof betterSqlite3Driver().backgroundCheckpoints).toBe('function');
+      expect(betterSqlite3Driver(Database).backgroundCheckpoints).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

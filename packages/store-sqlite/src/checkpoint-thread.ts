@@ -1,0 +1,67 @@
+import { Worker } from 'node:worker_threads';
+import type { BackgroundCheckpoints } from './sqlite-database';
+
+/**
+ * The thread's code (CommonJS, run with `eval`): its own connection to the file, a PASSIVE
+ * checkpoint every `intervalMs` (it copies what it can without waiting for any lock, and skips a
+ * turn rather than fail: the store's connection keeps SQLite's automatic checkpoint as a
+ * backstop), and a message to stop. Nothing else: no write, no read of the ledger.
+ */
+const SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+const Database = require(workerData.modulePath);
+const db = new Database(workerData.path);
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const timer = setInterval(() => {
+  try {
+    const result = checkpoint.get();
+    if (workerData.report) parentPort.postMessage(result);
+  } catch {}
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+/** Options of {@link startCheckpointThread}. */
+export interface CheckpointThreadOptions {
+  /** The file of better-sqlite3 (or another module whose export is a `Database` class of the same API), as `require.resolve` gives it. */
+  modulePath: string;
+  path: string;
+  intervalMs: number;
+  /** Told each checkpoint's result (`busy`, `log`, `checkpointed` frames): for tests. */
+  onCheckpoint?: (result: { busy: number; log: number; checkpointed: number }) => void;
+}
+
+/**
+ * Starts the checkpoints of a file on a worker thread (Node's `worker_threads`), for
+ * better-sqlite3's driver. The thread does not keep the process alive; if it fails, the store's
+ * own automatic checkpoint still bounds the WAL.
+ */
+export function startCheckpointThread(options: CheckpointThreadOptions): BackgroundCheckpoints {
+  const { modulePath, path, intervalMs, onCheckpoint } = options;
+  const worker = new Worker(SOURCE, { eval: true, workerData: { modulePath, path, intervalMs, report: onCheckpoint !== undefined } });
+  worker.unref();
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  // A thread that failed (the file gone, the module unloadable) has exited: the backstop remains.
+  worker.on('error', () => {});
+  if (onCheckpoint) worker.on('message', onCheckpoint);
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      if (stopping === undefined) {
+        if (!exited) worker.postMessage('stop');
+        stopping = exit;
+      }
+      return stopping;
+    },
+  };
+}
