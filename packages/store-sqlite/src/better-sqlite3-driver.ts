@@ -22,6 +22,6 @@ export function betterSqlite3Driver(Database?: NativeConstructor): SqliteDriver 
   if (Database !== undefined) return driver;
   return {
     ...driver,
-    backgroundCheckpoints: (path, intervalMs) => startCheckpointThread({ modulePath: resolveModule('better-sqlite3'), path, intervalMs }),
+    backgroundCheckpoints: (path, intervalMs, onFailed) => startCheckpointThread({ modulePath: resolveModule('better-sqlite3'), path, intervalMs, onFailed }),
   };
 }

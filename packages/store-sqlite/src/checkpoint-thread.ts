@@ -31,6 +31,8 @@ export interface CheckpointThreadOptions {
   modulePath: string;
   path: string;
   intervalMs: number;
+  /** Called if the thread ends before `stop` (the module or the file could not be opened, or it died). */
+  onFailed?: () => void;
   /** Told each checkpoint's result (`busy`, `log`, `checkpointed` frames): for tests. */
   onCheckpoint?: (result: { busy: number; log: number; checkpointed: number }) => void;
 }
@@ -41,24 +43,29 @@ export interface CheckpointThreadOptions {
  * own automatic checkpoint still bounds the WAL.
  */
 export function startCheckpointThread(options: CheckpointThreadOptions): BackgroundCheckpoints {
-  const { modulePath, path, intervalMs, onCheckpoint } = options;
+  const { modulePath, path, intervalMs, onFailed, onCheckpoint } = options;
   const worker = new Worker(SOURCE, { eval: true, workerData: { modulePath, path, intervalMs, report: onCheckpoint !== undefined } });
   worker.unref();
   let exited = false;
+  let stopping: Promise<void> | undefined;
   const exit = new Promise<void>((resolve) =>
     worker.once('exit', () => {
       exited = true;
+      if (stopping === undefined) onFailed?.();
       resolve();
     }),
   );
-  // A thread that failed (the file gone, the module unloadable) has exited: the backstop remains.
+  // A thread that failed (the file gone, the module unloadable) exits: `onFailed` says so.
   worker.on('error', () => {});
   if (onCheckpoint) worker.on('message', onCheckpoint);
-  let stopping: Promise<void> | undefined;
   return {
     stop() {
       if (stopping === undefined) {
-        if (!exited) worker.postMessage('stop');
+        if (!exited) {
+          // Held while it stops: a caller awaiting this (a shutdown) must not see the process exit first.
+          worker.ref();
+          worker.postMessage('stop');
+        }
         stopping = exit;
       }
       return stopping;

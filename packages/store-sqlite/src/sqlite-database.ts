@@ -43,8 +43,9 @@ export interface SqliteDriver {
   /**
    * Checkpoints the WAL of the file at `path` every `intervalMs` from a second connection on a
    * thread of its own (`PRAGMA wal_checkpoint(PASSIVE)`), so that no commit of the store's thread
-   * runs one; `undefined` where the driver cannot. Optional: better-sqlite3's driver has it when it
+   * runs one; `undefined` where the driver cannot. `onFailed` is called if the thread ends before
+   * `stop` (it could not open the file, or died). Optional: better-sqlite3's driver has it when it
    * loads the module itself.
    */
-  backgroundCheckpoints?(path: string, intervalMs: number): BackgroundCheckpoints | undefined;
+  backgroundCheckpoints?(path: string, intervalMs: number, onFailed: () => void): BackgroundCheckpoints | undefined;
 }

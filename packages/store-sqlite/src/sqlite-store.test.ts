@@ -350,6 +350,20 @@ describe('sqliteStore on a file', () => {
         expect(connection?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 10_000 });
         await plain.close();
       }
+      // A thread that cannot start (here: no module at that path) ends: the commit's checkpoint is back at 10,000 pages.
+      const failing = sqliteStore(path, {
+        checkpointEveryMs: 50,
+        driver: {
+          name: 'failing',
+          open: (file) => (connection = better.open(file)),
+          backgroundCheckpoints: (file, intervalMs, onFailed) =>
+            startCheckpointThread({ modulePath: join(dir, 'missing.js'), path: file, intervalMs, onFailed }),
+        },
+      });
+      const failed = connection;
+      expect(failed?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 100_000 });
+      await expect.poll(() => failed?.prepare('PRAGMA wal_autocheckpoint').get(), { timeout: 5_000 }).toEqual({ wal_autocheckpoint: 10_000 });
+      await failing.close();
       // better-sqlite3's own driver has the thread; with a class passed in it cannot.
       expect(typeof betterSqlite3Driver().backgroundCheckpoints).toBe('function');
       expect(betterSqlite3Driver(Database).backgroundCheckpoints).toBeUndefined();

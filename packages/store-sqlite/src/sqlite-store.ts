@@ -118,9 +118,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
   db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
   // Started once the file is in WAL mode and migrated. The commit's own checkpoint stays as a
-  // backstop, ten times further: it only runs if the thread stops keeping up.
+  // backstop, ten times further (only a load the thread cannot keep up with reaches it), and back
+  // at 10,000 pages if the thread ends before the store closes.
+  let open = true;
   const background =
-    options.checkpointEveryMs === undefined || path === ':memory:' || path === '' ? undefined : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs);
+    options.checkpointEveryMs === undefined || path === ':memory:' || path === ''
+      ? undefined
+      : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs, () => {
+          if (open) db.exec('PRAGMA wal_autocheckpoint = 10000');
+        });
   if (background !== undefined) db.exec('PRAGMA wal_autocheckpoint = 100000');
 
   const sql = {
@@ -191,7 +197,6 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
   // The request path's writes (hold, settle, release, checkpoint) commit together per turn of the
   // event loop; every other call first commits what is queued, so it sees every write made before it.
   const writes = writeBatch(db);
-  let open = true;
 
   const account = (accountId: string): AccountRow => {
     const row = sql.getAccount.get(accountId);
