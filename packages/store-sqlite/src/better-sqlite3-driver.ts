@@ -4,6 +4,13 @@ import { type NativeConstructor, loadMember, nativeDriver } from './native-drive
 import type { SqliteDriver } from './sqlite-database';
 
 /**
+ * The WAL size at which the checkpoint thread starts: the 10,000 pages (of 4 KiB) at which SQLite
+ * checkpoints inside a commit here (packages/store-sqlite/src/sqlite-store.ts). A store that never
+ * writes that much never starts it; one that does has its first checkpoint in a commit, then none.
+ */
+const START_AT_BYTES = 10_000 * 4_096;
+
+/**
  * The better-sqlite3 driver: Node 20 and up (a native addon; Bun and Deno cannot load it).
  * better-sqlite3 is an optional peer dependency, loaded on the first open; pass its `Database`
  * class to load it yourself (a bundler then sees the import). When it loads the module itself it
@@ -22,6 +29,7 @@ export function betterSqlite3Driver(Database?: NativeConstructor): SqliteDriver 
   if (Database !== undefined) return driver;
   return {
     ...driver,
-    backgroundCheckpoints: (path, intervalMs, onFailed) => startCheckpointThread({ modulePath: resolveModule('better-sqlite3'), path, intervalMs, onFailed }),
+    backgroundCheckpoints: (path, intervalMs, events) =>
+      startCheckpointThread({ modulePath: resolveModule('better-sqlite3'), path, intervalMs, startAtBytes: START_AT_BYTES, ...events }),
   };
 }

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import type { BackgroundCheckpoints } from './sqlite-database';
 
@@ -11,6 +12,7 @@ const SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.modulePath);
 const db = new Database(workerData.path);
+db.exec('PRAGMA cache_size = -64');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const timer = setInterval(() => {
   try {
@@ -31,6 +33,14 @@ export interface CheckpointThreadOptions {
   modulePath: string;
   path: string;
   intervalMs: number;
+  /**
+   * Start the thread only once the WAL file has grown to this many bytes (default 0: at once),
+   * watched with one `stat` every `intervalMs` until then: a store that never writes enough to
+   * need a checkpoint never pays for the thread (some 10 MB of RSS).
+   */
+  startAtBytes?: number;
+  /** Called when the thread starts. */
+  onStarted?: () => void;
   /** Called if the thread ends before `stop` (the module or the file could not be opened, or it died). */
   onFailed?: () => void;
   /** Told each checkpoint's result (`busy`, `log`, `checkpointed` frames): for tests. */
@@ -38,13 +48,50 @@ export interface CheckpointThreadOptions {
 }
 
 /**
- * Starts the checkpoints of a file on a worker thread (Node's `worker_threads`), for
- * better-sqlite3's driver. The thread does not keep the process alive; if it fails, the store's
- * own automatic checkpoint still bounds the WAL.
+ * Checkpoints a file on a worker thread (Node's `worker_threads`), for better-sqlite3's driver:
+ * at once, or once its WAL has grown to `startAtBytes`. Neither the thread nor the watch keeps the
+ * process alive; if the thread fails, `onFailed` says so (the store's own checkpoint takes over).
  */
 export function startCheckpointThread(options: CheckpointThreadOptions): BackgroundCheckpoints {
+  const { path, intervalMs, startAtBytes = 0 } = options;
+  let thread: BackgroundCheckpoints | undefined;
+  let stopped = false;
+  const start = () => {
+    thread = spawnThread(options);
+    options.onStarted?.();
+  };
+  let watch: ReturnType<typeof setInterval> | undefined;
+  if (startAtBytes <= 0) start();
+  else {
+    watch = setInterval(() => {
+      stat(`${path}-wal`).then(
+        (wal) => {
+          if (stopped || thread !== undefined || wal.size < startAtBytes) return;
+          clearInterval(watch);
+          start();
+        },
+        () => undefined, // no WAL yet
+      );
+    }, intervalMs);
+    watch.unref();
+  }
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(watch);
+      return thread?.stop() ?? Promise.resolve();
+    },
+  };
+}
+
+/** The thread itself. */
+function spawnThread(options: CheckpointThreadOptions): BackgroundCheckpoints {
   const { modulePath, path, intervalMs, onFailed, onCheckpoint } = options;
-  const worker = new Worker(SOURCE, { eval: true, workerData: { modulePath, path, intervalMs, report: onCheckpoint !== undefined } });
+  const worker = new Worker(SOURCE, {
+    eval: true,
+    workerData: { modulePath, path, intervalMs, report: onCheckpoint !== undefined },
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
+  });
   worker.unref();
   let exited = false;
   let stopping: Promise<void> | undefined;

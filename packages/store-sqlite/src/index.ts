@@ -1,6 +1,14 @@
 export { sqliteStore } from './sqlite-store';
 export type { SqliteStore, SqliteStoreOptions } from './sqlite-store';
-export type { BackgroundCheckpoints, SqliteDatabase, SqliteDriver, SqliteRow, SqliteStatement, SqliteValue } from './sqlite-database';
+export type {
+  BackgroundCheckpointEvents,
+  BackgroundCheckpoints,
+  SqliteDatabase,
+  SqliteDriver,
+  SqliteRow,
+  SqliteStatement,
+  SqliteValue,
+} from './sqlite-database';
 export { runtimeDriver } from './runtime-driver';
 export { betterSqlite3Driver } from './better-sqlite3-driver';
 export { nodeSqliteDriver } from './node-sqlite-driver';

@@ -34,6 +34,14 @@ export interface BackgroundCheckpoints {
   stop(): Promise<void>;
 }
 
+/** What {@link SqliteDriver.backgroundCheckpoints} tells the store. */
+export interface BackgroundCheckpointEvents {
+  /** The thread started: the store's own checkpoint may step back. */
+  onStarted(): void;
+  /** The thread ended before `stop`: the store's own checkpoint takes over again. */
+  onFailed(): void;
+}
+
 /** Opens database files: better-sqlite3, node:sqlite or bun:sqlite behind one interface. */
 export interface SqliteDriver {
   /** The driver's name, for messages: `better-sqlite3`, `node:sqlite`, `bun:sqlite`, or your own. */
@@ -43,9 +51,10 @@ export interface SqliteDriver {
   /**
    * Checkpoints the WAL of the file at `path` every `intervalMs` from a second connection on a
    * thread of its own (`PRAGMA wal_checkpoint(PASSIVE)`), so that no commit of the store's thread
-   * runs one; `undefined` where the driver cannot. `onFailed` is called if the thread ends before
-   * `stop` (it could not open the file, or died). Optional: better-sqlite3's driver has it when it
-   * loads the module itself.
+   * runs one; `undefined` where the driver cannot. The driver may start the thread later (once
+   * the WAL is large enough to need it): `events.onStarted` says when, `events.onFailed` that it
+   * ended before `stop` (it could not open the file, or died). Optional: better-sqlite3's driver
+   * has it when it loads the module itself.
    */
-  backgroundCheckpoints?(path: string, intervalMs: number, onFailed: () => void): BackgroundCheckpoints | undefined;
+  backgroundCheckpoints?(path: string, intervalMs: number, events: BackgroundCheckpointEvents): BackgroundCheckpoints | undefined;
 }

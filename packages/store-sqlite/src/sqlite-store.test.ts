@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -299,12 +299,14 @@ describe('sqliteStore on a file', () => {
         driver: {
           name: 'observed',
           open: (file) => (connection = better.open(file)),
-          backgroundCheckpoints: (file, intervalMs) => {
+          backgroundCheckpoints: (file, intervalMs, events) => {
             expect([file, intervalMs]).toEqual([path, 50]);
             const thread = startCheckpointThread({
               modulePath: resolveModule('better-sqlite3'),
               path: file,
               intervalMs,
+              startAtBytes: 256 * 1024,
+              ...events,
               onCheckpoint: (result) => results.push(result),
             });
             return {
@@ -316,10 +318,16 @@ describe('sqliteStore on a file', () => {
           },
         },
       });
-      expect(connection?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 100_000 });
       const account = await store.createAccount({ plan: 'pro' });
-      for (let index = 0; index < 50; index++) await store.addCredits(account.id, 1 + index);
-      // The thread copied the WAL's frames into the file: a checkpoint that moved every frame there was.
+      // Not started while the WAL is under startAtBytes: the commit's own checkpoint is as without one.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(statSync(`${path}-wal`).size).toBeLessThan(256 * 1024);
+      expect(results).toEqual([]);
+      expect(connection?.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 10_000 });
+      for (let index = 0; index < 100; index++) await store.addCredits(account.id, 1 + index);
+      // Started once the WAL passed it: the commit's checkpoint steps back to a backstop, and the
+      // thread copies the WAL's frames into the file (a checkpoint that moved every frame there was).
+      await expect.poll(() => connection?.prepare('PRAGMA wal_autocheckpoint').get(), { timeout: 5_000 }).toEqual({ wal_autocheckpoint: 100_000 });
       await expect.poll(() => results.some((result) => result.log > 0 && result.checkpointed === result.log), { timeout: 5_000 }).toBe(true);
       expect(results.every((result) => result.busy === 0)).toBe(true);
       await store.close();
@@ -327,7 +335,7 @@ describe('sqliteStore on a file', () => {
       // The store's connection closed last: it checkpointed the rest and removed the WAL.
       expect(existsSync(`${path}-wal`)).toBe(false);
       const reader = new Database(path, { readonly: true });
-      expect(reader.prepare('SELECT balance FROM accounts').get()).toEqual({ balance: 1_275 });
+      expect(reader.prepare('SELECT balance FROM accounts').get()).toEqual({ balance: 5_050 });
       reader.close();
       // Without the option, or on `:memory:`, no thread, and SQLite's checkpoint in the commit at 10,000 pages.
       for (const [file, options] of [
@@ -356,8 +364,8 @@ describe('sqliteStore on a file', () => {
         driver: {
           name: 'failing',
           open: (file) => (connection = better.open(file)),
-          backgroundCheckpoints: (file, intervalMs, onFailed) =>
-            startCheckpointThread({ modulePath: join(dir, 'missing.js'), path: file, intervalMs, onFailed }),
+          backgroundCheckpoints: (file, intervalMs, events) =>
+            startCheckpointThread({ modulePath: join(dir, 'missing.js'), path: file, intervalMs, ...events }),
         },
       });
       const failed = connection;

@@ -68,9 +68,10 @@ export interface SqliteStoreOptions extends StoreOptions {
   /**
    * Checkpoint the WAL every this many ms on a thread of the driver's own (a second connection),
    * so that no commit of the serving thread runs a checkpoint and its waits for the disk (some
-   * 25-40 ms under load, docs/benchmarks.md). Where the driver cannot (better-sqlite3 with a class
-   * you passed, node:sqlite, bun:sqlite) and when unset, SQLite checkpoints in the commit that
-   * crosses 10,000 pages of WAL. For a long-lived server (`serve` sets 1,000), not a CLI command.
+   * 25-40 ms under load, docs/benchmarks.md); better-sqlite3's driver starts the thread once the
+   * WAL first reaches 10,000 pages. Where the driver cannot (better-sqlite3 with a class you
+   * passed, node:sqlite, bun:sqlite) and when unset, SQLite checkpoints in the commit that crosses
+   * 10,000 pages of WAL. For a long-lived server (`serve` sets 1,000), not a CLI command.
    */
   checkpointEveryMs?: number;
 }
@@ -117,17 +118,17 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
   db.exec('PRAGMA wal_autocheckpoint = 10000');
   db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
-  // Started once the file is in WAL mode and migrated. The commit's own checkpoint stays as a
-  // backstop, ten times further (only a load the thread cannot keep up with reaches it), and back
-  // at 10,000 pages if the thread ends before the store closes.
+  // Asked for once the file is in WAL mode and migrated. While the thread runs, the commit's own
+  // checkpoint stays as a backstop ten times further (only a load the thread cannot keep up with
+  // reaches it); back at 10,000 pages if the thread ends before the store closes.
   let open = true;
+  const autocheckpoint = (pages: number) => () => {
+    if (open) db.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+  };
   const background =
     options.checkpointEveryMs === undefined || path === ':memory:' || path === ''
       ? undefined
-      : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs, () => {
-          if (open) db.exec('PRAGMA wal_autocheckpoint = 10000');
-        });
-  if (background !== undefined) db.exec('PRAGMA wal_autocheckpoint = 100000');
+      : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs, { onStarted: autocheckpoint(100_000), onFailed: autocheckpoint(10_000) });
 
   const sql = {
     insertAccount: db.prepare('INSERT INTO accounts (id, plan, state, created_at) VALUES (?, ?, ?, ?)'),
