@@ -38,13 +38,21 @@ runStoreCases('sqlite file', async ({ now }) => {
 
 runStoreCases('sqlite :memory:', async ({ now }) => ({ store: sqliteStore(':memory:', { now }) }));
 
+/** Runs `body` with a file path in a temp dir of its own, removed afterwards whatever happens. */
+async function inTempDir(name: string, body: (path: string, dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
+  try {
+    await body(join(dir, name), dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('sqliteStore on a file', () => {
   it('keeps balances, keys, entries and open holds across a restart; releaseAllHolds frees the holds', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'tollgate.db');
-    let time = 1_700_000_000_000;
-    const now = () => time;
-    try {
+    await inTempDir('tollgate.db', async (path) => {
+      let time = 1_700_000_000_000;
+      const now = () => time;
       const first = sqliteStore(path, { now });
       const account = await first.createAccount({ plan: 'pro' });
       await first.addCredits(account.id, 2_000, { note: 'top-up' });
@@ -72,15 +80,11 @@ describe('sqliteStore on a file', () => {
       expect(await second.settle(hold.value.holdId, { micros: 100 })).toEqual({ charged: 100, already: true });
       expect((await second.getBalance(account.id)).balance).toBe(1_650);
       await second.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('charges at restart what the dead process checkpointed, and releases the rest (releaseAllHolds)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'crash.db');
-    try {
+    await inTempDir('crash.db', async (path) => {
       const first = sqliteStore(path);
       const account = await first.createAccount({ plan: 'pro' });
       await first.addCredits(account.id, 1_000);
@@ -98,15 +102,11 @@ describe('sqliteStore on a file', () => {
       // The cut stream's settle never comes now; if it did, it would charge nothing more.
       expect(await second.settle(streaming.value.holdId, { micros: 390 })).toEqual({ charged: 150, already: true });
       await Promise.all([first.close(), second.close()]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('migrates a file of the first schema: open holds gain a checkpoint of 0 and keep their money', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'v1.db');
-    try {
+    await inTempDir('v1.db', async (path) => {
       const old = new Database(path);
       old.exec(MIGRATIONS[0] ?? '');
       old.exec('PRAGMA user_version = 1');
@@ -138,15 +138,11 @@ describe('sqliteStore on a file', () => {
       ]);
       expect((await again.listAccounts()).items).toEqual([{ id: 'acc_old', plan: 'pro', state: 'active' }]);
       await again.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("migrates a file of schema 3 to key budgets: its keys have none, and a budget set on one counts the key's earlier charges", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'v3.db');
-    try {
+    await inTempDir('v3.db', async (path) => {
       const old = new Database(path);
       for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
       old.exec('PRAGMA user_version = 3');
@@ -169,15 +165,11 @@ describe('sqliteStore on a file', () => {
         error: { reason: 'key_budget', available: 200 },
       });
       await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('reads open holds through the partial indexes of open holds only, and checkpoints the WAL every 10,000 pages', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'plan.db');
-    try {
+    await inTempDir('plan.db', async (path) => {
       const store = sqliteStore(path);
       const account = await store.createAccount({ plan: 'pro' });
       await store.addCredits(account.id, 1_000);
@@ -219,41 +211,37 @@ describe('sqliteStore on a file', () => {
       });
       expect(pragmas).toContain('PRAGMA wal_autocheckpoint = 10000');
       await recorded.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('opens its connection in WAL, with a busy timeout, synchronous NORMAL and foreign keys on; flushes and closes it once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'settings.db');
-    const better = betterSqlite3Driver();
-    /** Opens the store with a driver that keeps its connection, to read the settings in effect on it. */
-    const open = (options: { busyTimeoutMs?: number } = {}) => {
-      let connection: SqliteDatabase | undefined;
-      let closes = 0;
-      const store = sqliteStore(path, {
-        ...options,
-        driver: {
-          name: 'kept',
-          open: (file) => {
-            const opened = better.open(file);
-            connection = opened;
-            return {
-              exec: (sql) => opened.exec(sql),
-              prepare: (sql) => opened.prepare(sql),
-              close: () => {
-                closes++;
-                opened.close();
-              },
-            };
+    await inTempDir('settings.db', async (path) => {
+      const better = betterSqlite3Driver();
+      /** Opens the store with a driver that keeps its connection, to read the settings in effect on it. */
+      const open = (options: { busyTimeoutMs?: number } = {}) => {
+        let connection: SqliteDatabase | undefined;
+        let closes = 0;
+        const store = sqliteStore(path, {
+          ...options,
+          driver: {
+            name: 'kept',
+            open: (file) => {
+              const opened = better.open(file);
+              connection = opened;
+              return {
+                exec: (sql) => opened.exec(sql),
+                prepare: (sql) => opened.prepare(sql),
+                close: () => {
+                  closes++;
+                  opened.close();
+                },
+              };
+            },
           },
-        },
-      });
-      const pragma = (name: string) => Object.values(connection?.prepare(`PRAGMA ${name}`).get() ?? {})[0];
-      return { store, pragma, closes: () => closes };
-    };
-    try {
+        });
+        const pragma = (name: string) => Object.values(connection?.prepare(`PRAGMA ${name}`).get() ?? {})[0];
+        return { store, pragma, closes: () => closes };
+      };
       const first = open();
       expect([first.pragma('journal_mode'), first.pragma('busy_timeout'), first.pragma('synchronous'), first.pragma('foreign_keys')]).toEqual([
         'wal',
@@ -281,19 +269,15 @@ describe('sqliteStore on a file', () => {
       const reader = new Database(path, { readonly: true });
       expect(reader.prepare("SELECT sum(micros) AS held FROM holds WHERE state = 'open'").get()).toEqual({ held: 300 });
       reader.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('checkpoints the WAL on a thread of its own with checkpointEveryMs, keeping the commit’s own as a backstop; close stops it first', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'background.db');
-    const better = betterSqlite3Driver();
-    const results: { busy: number; log: number; checkpointed: number }[] = [];
-    let stops = 0;
-    let connection: SqliteDatabase | undefined;
-    try {
+    await inTempDir('background.db', async (path, dir) => {
+      const better = betterSqlite3Driver();
+      const results: { busy: number; log: number; checkpointed: number }[] = [];
+      let stops = 0;
+      let connection: SqliteDatabase | undefined;
       const store = sqliteStore(path, {
         checkpointEveryMs: 50,
         driver: {
@@ -375,36 +359,32 @@ describe('sqliteStore on a file', () => {
       // better-sqlite3's own driver has the thread; with a class passed in it cannot.
       expect(typeof betterSqlite3Driver().backgroundCheckpoints).toBe('function');
       expect(betterSqlite3Driver(Database).backgroundCheckpoints).toBeUndefined();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('takes the write lock first for every read-then-write, so a write of another process meanwhile is waited for, not an error', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'locked.db');
-    // Another process writes and keeps its write transaction open for 300 ms. A store transaction
-    // begun meanwhile without the lock (DEFERRED) would read the older snapshot, then fail with
-    // SQLITE_BUSY at its first write; IMMEDIATE waits for the lock (busy_timeout) and reads after.
-    const script = `
-      const db = new (require('better-sqlite3'))(process.argv[1]);
-      db.exec('BEGIN IMMEDIATE');
-      db.exec('UPDATE accounts SET state = state');
-      process.stdout.write('locked\\n');
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
-      db.exec('COMMIT');
-      db.close();`;
-    const lockedWhile = async <T>(run: () => Promise<T>): Promise<T> => {
-      const child = spawn(process.execPath, ['-e', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-      try {
-        return await run();
-      } finally {
-        await exited;
-      }
-    };
-    try {
+    await inTempDir('locked.db', async (path) => {
+      // Another process writes and keeps its write transaction open for 300 ms. A store transaction
+      // begun meanwhile without the lock (DEFERRED) would read the older snapshot, then fail with
+      // SQLITE_BUSY at its first write; IMMEDIATE waits for the lock (busy_timeout) and reads after.
+      const script = `
+        const db = new (require('better-sqlite3'))(process.argv[1]);
+        db.exec('BEGIN IMMEDIATE');
+        db.exec('UPDATE accounts SET state = state');
+        process.stdout.write('locked\\n');
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+        db.exec('COMMIT');
+        db.close();`;
+      const lockedWhile = async <T>(run: () => Promise<T>): Promise<T> => {
+        const child = spawn(process.execPath, ['-e', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+        try {
+          return await run();
+        } finally {
+          await exited;
+        }
+      };
       let time = 1_700_000_000_000;
       const store = sqliteStore(path, { now: () => time });
       const account = await store.createAccount({ plan: 'pro' });
@@ -423,15 +403,11 @@ describe('sqliteStore on a file', () => {
       expect(await lockedWhile(() => store.releaseExpired())).toBe(1);
       expect(await store.getBalance(account.id)).toEqual({ balance: 1_467, held: 0, available: 1_467 });
       await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('refuses to rewrite or delete ledger entries', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'x.db');
-    try {
+    await inTempDir('x.db', async (path) => {
       const fileStore = sqliteStore(path);
       const other = await fileStore.createAccount({ plan: 'free' });
       await fileStore.addCredits(other.id, 10);
@@ -441,15 +417,11 @@ describe('sqliteStore on a file', () => {
       raw.close();
       expect((await fileStore.getBalance(other.id)).balance).toBe(10);
       await fileStore.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('never holds more than the balance when several processes hold at once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'shared.db');
-    try {
+    await inTempDir('shared.db', async (path) => {
       const store = sqliteStore(path);
       const account = await store.createAccount({ plan: 'free' });
       await store.addCredits(account.id, 1_000);
@@ -460,15 +432,11 @@ describe('sqliteStore on a file', () => {
       expect(held).toBe(994);
       expect(await store.getBalance(account.id)).toEqual({ balance: 1_000, held: 994, available: 6 });
       await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it("never holds more than a key's budget when several processes hold on that key at once", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-sqlite-'));
-    const path = join(dir, 'shared.db');
-    try {
+    await inTempDir('shared.db', async (path) => {
       const store = sqliteStore(path);
       const account = await store.createAccount({ plan: 'free' });
       await store.addCredits(account.id, 100_000);
@@ -485,8 +453,6 @@ describe('sqliteStore on a file', () => {
         error: { reason: 'key_budget', available: 6 },
       });
       await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
