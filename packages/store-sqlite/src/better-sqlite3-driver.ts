@@ -1,14 +1,14 @@
 import { startCheckpointThread } from './checkpoint-thread';
 import { resolveModule } from './load-module';
 import { type NativeConstructor, loadMember, nativeDriver } from './native-driver';
-import type { SqliteDriver } from './sqlite-database';
+import { type SqliteDriver, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-database';
 
 /**
- * The WAL size at which the checkpoint thread starts: the 10,000 pages (of 4 KiB) at which SQLite
- * checkpoints inside a commit here (packages/store-sqlite/src/sqlite-store.ts). A store that never
- * writes that much never starts it; one that does has its first checkpoint in a commit, then none.
+ * The WAL size at which the checkpoint thread starts: the pages (of 4 KiB) at which the store
+ * checkpoints inside a commit. A store that never writes that much never starts it; one that does
+ * has its first checkpoint in a commit, then none.
  */
-const START_AT_BYTES = 10_000 * 4_096;
+const START_AT_BYTES = WAL_AUTOCHECKPOINT_PAGES * 4_096;
 
 /**
  * The better-sqlite3 driver: Node 20 and up (a native addon; Bun and Deno cannot load it).

@@ -28,6 +28,13 @@ export interface SqliteDatabase {
   close(): void;
 }
 
+/**
+ * The WAL pages at which the store's connection checkpoints inside a commit (`wal_autocheckpoint`,
+ * instead of SQLite's 1,000: a page written by many transactions in between is copied to the file
+ * once), and so the WAL size at which a driver's background checkpoints are worth a thread.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+
 /** WAL checkpoints run on a thread of their own (see {@link SqliteDriver.backgroundCheckpoints}). */
 export interface BackgroundCheckpoints {
   /** Stops them: the thread's connection is closed once the promise resolves. */

@@ -41,7 +41,7 @@ import {
   USAGE_PERIOD_MS,
 } from '@tollgate/billing/store-kit';
 import { runtimeDriver } from './runtime-driver';
-import type { SqliteDatabase, SqliteDriver, SqliteRow } from './sqlite-database';
+import { type SqliteDatabase, type SqliteDriver, type SqliteRow, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-database';
 import { column } from './sqlite-row';
 import { migrate } from './sqlite-schema';
 import { transaction } from './sqlite-transaction';
@@ -112,23 +112,26 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
   db.exec('PRAGMA journal_mode = WAL');
   db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5_000))}`);
   db.exec('PRAGMA synchronous = NORMAL');
-  // Checkpoint the WAL into the file every 10,000 pages (about 40 MB) instead of SQLite's 1,000: a
-  // page written by many transactions in between is copied to the file once (docs/benchmarks.md,
-  // "Group commit"); the WAL file keeps that size on disk once grown.
-  db.exec('PRAGMA wal_autocheckpoint = 10000');
+  // Checkpoint the WAL into the file every 10,000 pages (about 40 MB) instead of SQLite's 1,000
+  // (docs/benchmarks.md, "Group commit"); the WAL file keeps that size on disk once grown.
+  const autocheckpoint = (pages: number) => db.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+  autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);
   db.exec('PRAGMA foreign_keys = ON');
   migrate(db);
   // Asked for once the file is in WAL mode and migrated. While the thread runs, the commit's own
   // checkpoint stays as a backstop ten times further (only a load the thread cannot keep up with
   // reaches it); back at 10,000 pages if the thread ends before the store closes.
   let open = true;
-  const autocheckpoint = (pages: number) => () => {
-    if (open) db.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+  const whileOpen = (pages: number) => () => {
+    if (open) autocheckpoint(pages);
   };
   const background =
     options.checkpointEveryMs === undefined || path === ':memory:' || path === ''
       ? undefined
-      : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs, { onStarted: autocheckpoint(100_000), onFailed: autocheckpoint(10_000) });
+      : driver.backgroundCheckpoints?.(path, options.checkpointEveryMs, {
+          onStarted: whileOpen(10 * WAL_AUTOCHECKPOINT_PAGES),
+          onFailed: whileOpen(WAL_AUTOCHECKPOINT_PAGES),
+        });
 
   const sql = {
     insertAccount: db.prepare('INSERT INTO accounts (id, plan, state, created_at) VALUES (?, ?, ?, ?)'),
