@@ -3,13 +3,14 @@
  * bare node:http pass-through proxy, both in front of the upstream at `process.argv[2]`. Creates
  * `process.argv[3]` pro accounts with credits and a key each, prints
  * `{"gateway":…,"bare":…,"keys":[…]}` on one line, then serves until its stdin closes (a normal
- * exit, so `--cpu-prof` writes its profile).
+ * exit, so `--cpu-prof` writes its profile). `BENCH_MONEY=off`: the money path taken out (below).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Store } from '@tollgate/billing';
 import { loadConfig } from '../examples/server/src/config';
 import { startServer } from '../examples/server/src/start-server';
 import { writeBenchCatalogue } from './bench-catalogue';
@@ -41,6 +42,21 @@ for (let index = 0; index < accounts; index++) {
   const account = await server.store.createAccount({ plan: 'pro' });
   await server.store.addCredits(account.id, 1_000_000_000);
   keys.push((await server.store.createKey(account.id, 'bench')).key);
+}
+
+// BENCH_MONEY=off measures a floor, never a configuration: hold, settle, release and checkpoint
+// answer at once and write nothing (the key lookup still reads the file), so the gateway's CPU
+// with no money path at all can be read beside the shipped one (docs/benchmarks.md, "Issue #17:
+// the streamed target against the gateway with no money path at all").
+if (process.env.BENCH_MONEY === 'off') {
+  let holds = 0;
+  const noMoney: Pick<Store, 'hold' | 'settle' | 'release' | 'checkpoint'> = {
+    hold: async (_accountId, input) => ({ ok: true, value: { holdId: `bench-hold-${holds++}`, micros: input.micros } }),
+    settle: async (_holdId, input) => ({ charged: input.micros, already: false }),
+    release: async () => ({ charged: 0, already: false }),
+    checkpoint: async () => 0,
+  };
+  Object.assign(server.store, noMoney);
 }
 
 const { port: upstreamPort } = new URL(upstreamUrl);

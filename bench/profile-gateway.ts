@@ -4,6 +4,8 @@
  * (Chrome DevTools, speedscope).
  *
  * Run: `npx tsx bench/profile-gateway.ts [streamed|non-streamed] [seconds] [profile dir]`.
+ * `BENCH_PROFILE_TARGET=bare` loads the bare proxy of the same process instead (its profile, to
+ * read the gateway's beside); `BENCH_MONEY=off` as for bench/bench-servers-process.ts.
  */
 import autocannon from 'autocannon';
 import { SERVERS_BUNDLED, startChild } from './start-child';
@@ -14,7 +16,7 @@ const seconds = Number(process.argv[3] ?? 5);
 const dir = process.argv[4] ?? 'bench-profiles';
 
 const upstream = await startChild<{ url: string }>('bench/fake-upstream-process.ts');
-const servers = await startChild<{ gateway: string; keys: string[] }>(
+const servers = await startChild<{ gateway: string; bare: string; keys: string[] }>(
   'bench/bench-servers-process.ts',
   [upstream.info.url, '1000'],
   [...startScript().nodeFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`],
@@ -22,7 +24,7 @@ const servers = await startChild<{ gateway: string; keys: string[] }>(
 );
 let next = 0;
 const result = await autocannon({
-  url: `${servers.info.gateway}/v1/chat/completions`,
+  url: `${process.env.BENCH_PROFILE_TARGET === 'bare' ? servers.info.bare : servers.info.gateway}/v1/chat/completions`,
   method: 'POST',
   connections: 32,
   duration: seconds,
