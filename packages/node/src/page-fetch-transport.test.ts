@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { createGzip, gzipSync } from 'node:zlib';
 import { createPageFetcher } from '@tollgate/providers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeResolver, nodeTransport } from './page-fetch-transport';
@@ -14,6 +15,7 @@ const PAGE = `<!doctype html><html><head><title>Local test page</title>
 const seen: Array<{ url: string; host: string | undefined; userAgent: string | undefined }> = [];
 let hanging: http.ServerResponse | undefined;
 let hangingClosed = false;
+let endlessClosed = false;
 const server = http.createServer((request, response) => {
   seen.push({ url: request.url ?? '', host: request.headers.host, userAgent: request.headers['user-agent'] });
   if (request.url === '/page') {
@@ -22,6 +24,19 @@ const server = http.createServer((request, response) => {
     response.writeHead(302, { location: '/page' }).end();
   } else if (request.url === '/gzip') {
     response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync('x'.repeat(100_000)));
+  } else if (request.url === '/gzip-endless') {
+    // A compressed body that never ends (random text, so it does not compress away): only the client can stop it.
+    request.socket.on('close', () => {
+      endlessClosed = true;
+    });
+    response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+    const gzip = createGzip();
+    gzip.pipe(response);
+    const more = () => {
+      while (!response.destroyed && gzip.write(randomBytes(16_384).toString('base64')));
+      if (!response.destroyed) gzip.once('drain', more);
+    };
+    more();
   } else if (request.url === '/empty') {
     response.writeHead(204).end();
   } else if (request.url === '/hang') {
@@ -45,6 +60,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   hanging?.destroy();
+  server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
@@ -107,6 +123,14 @@ describe('nodeTransport + createPageFetcher on a loopback server', () => {
     const fetcher = createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport(), allowAddress: loopbackOnly, maxBytes: 1000 });
     const result = await fetcher.fetch({ url: `${base}/gzip`, format: 'markdown' });
     expect(result.ok && [result.page.content, result.page.truncated]).toEqual(['x'.repeat(1000), true]);
+  });
+
+  it('closes the connection of a compressed body it cut at the byte cap', async () => {
+    const fetcher = createPageFetcher({ resolve: nodeResolver(), transport: nodeTransport(), allowAddress: loopbackOnly, maxBytes: 1000 });
+    const result = await fetcher.fetch({ url: `${base}/gzip-endless`, format: 'text' });
+    expect(result.ok && [result.page.content.length, result.page.truncated]).toEqual([1000, true]);
+    // The decoder was let go, and so must be the message under it: else the page holds the socket open.
+    await expect.poll(() => endlessClosed, { timeout: 5_000, interval: 2 }).toBe(true);
   });
 
   it('returns a 404 page and a 204 reply with their statuses', async () => {

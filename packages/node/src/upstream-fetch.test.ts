@@ -430,6 +430,26 @@ describe('the reply as a lightweight Response (UpstreamResponse)', () => {
     await expect((await fetch(`${url}/broken`)).text()).rejects.toThrow(TypeError);
   });
 
+  it('undoes at most five codings: a longer list fails the body, as undici refuses it', async () => {
+    const text = '{"zipped":true}';
+    const stacked = (times: number) => {
+      let bytes: Buffer = Buffer.from(text);
+      for (let index = 0; index < times; index++) bytes = gzipSync(bytes);
+      return bytes;
+    };
+    const { url } = await serve((request, res) => {
+      const times = Number(request.url?.slice(1));
+      res.writeHead(200, { 'content-encoding': Array(times).fill('gzip').join(', ') }).end(stacked(Math.min(times, 6)));
+    });
+    const { fetch } = upstream();
+    expect(await (await fetch(`${url}/5`)).json()).toEqual({ zipped: true });
+    // As any body that fails: TypeError terminated, its cause saying why.
+    const refused = { name: 'TypeError', message: 'terminated', cause: { message: 'the reply names more than 5 content codings' } };
+    await expect((await fetch(`${url}/6`)).text()).rejects.toMatchObject(refused);
+    // A header of a thousand builds no decoder for them (each holds its window): the body fails as fast.
+    await expect((await fetch(`${url}/1000`)).text()).rejects.toMatchObject(refused);
+  });
+
   it('follows a global Response replaced later by a subclass, so instanceof holds with it too', async () => {
     const original = globalThis.Response;
     class Subclass extends original {}
