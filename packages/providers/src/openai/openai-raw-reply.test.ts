@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_EVENT_LENGTH } from '@tollgate/sse';
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../provider';
 import { openaiRawReply } from './openai-raw-reply';
@@ -176,5 +177,23 @@ describe('openaiRawReply: bounded', () => {
       expect(reply.delivered!()).toBe(stream ? 'Hi' : '');
       expect(await reply.usage).toBeUndefined();
     }
+  });
+
+  it('an event that passes the bound only when the body ends errors the same way, the call let go and usage resolved', async () => {
+    // Under the bound while it arrives; its last line, flushed at the end of the body, takes it over.
+    const call = upstreamCall([chunk({ content: 'Hi' }), `data: ${'a'.repeat(DEFAULT_MAX_EVENT_LENGTH - 10)}\n`, `data: ${'b'.repeat(20)}`]);
+    const reply = openaiRawReply(call.call, true, undefined);
+    const reader = reply.body.getReader();
+    let error: unknown;
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read());
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).code).toBe('upstream_error');
+    expect(call.state).toMatchObject({ aborted: 1, unlinked: 1 });
+    expect(reply.delivered!()).toBe('Hi');
+    expect(await reply.usage).toBeUndefined();
   });
 });

@@ -57,14 +57,12 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
           return controller.error(signal?.aborted ? abortReason(signal) : new ProviderError('upstream_error', { accepted: true, status: response.status }));
         }
         if (over) return;
-        if (result.done) {
-          if (parser) parser.end();
-          else read(concatText(seen), 'message');
-          end(false);
-          return controller.close();
-        }
         try {
-          if (parser) parser.push(result.value);
+          if (result.done) {
+            // The parser's last event is complete only now: it too may be past the bound.
+            if (parser) parser.end();
+            else read(concatText(seen), 'message');
+          } else if (parser) parser.push(result.value);
           else {
             seenBytes += result.value.byteLength;
             if (seenBytes > REPLY_BODY_LIMIT) throw new RangeError(`reply over ${REPLY_BODY_LIMIT} bytes`);
@@ -75,6 +73,10 @@ export function openaiRawReply(call: UpstreamCall, stream: boolean, signal: Abor
           end(true);
           void reader.cancel().catch(() => undefined);
           return controller.error(new ProviderError('upstream_error', { accepted: true, status: response.status }));
+        }
+        if (result.done) {
+          end(false);
+          return controller.close();
         }
         controller.enqueue(result.value);
       },
