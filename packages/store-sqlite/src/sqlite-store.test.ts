@@ -314,7 +314,11 @@ describe('sqliteStore on a file', () => {
       await expect.poll(() => connection?.prepare('PRAGMA wal_autocheckpoint').get(), { timeout: 5_000 }).toEqual({ wal_autocheckpoint: 100_000 });
       await expect.poll(() => results.some((result) => result.log > 0 && result.checkpointed === result.log), { timeout: 5_000 }).toBe(true);
       expect(results.every((result) => result.busy === 0)).toBe(true);
-      await store.close();
+      // Two closes at once: the second resolves only once the connection is closed too (it waits for the first's thread).
+      const closes = [store.close(), store.close()];
+      await closes[1];
+      expect(() => connection?.prepare('SELECT 1')).toThrow(/not open/);
+      await closes[0];
       expect(stops).toBe(1);
       // The store's connection closed last: it checkpointed the rest and removed the WAL.
       expect(existsSync(`${path}-wal`)).toBe(false);

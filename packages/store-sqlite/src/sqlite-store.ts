@@ -122,6 +122,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
   // checkpoint stays as a backstop ten times further (only a load the thread cannot keep up with
   // reaches it); back at 10,000 pages if the thread ends before the store closes.
   let open = true;
+  let closing: Promise<void> | undefined;
   const whileOpen = (pages: number) => () => {
     if (open) autocheckpoint(pages);
   };
@@ -505,15 +506,17 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sql
       writes.flush();
       return closeExpired(Number.MAX_SAFE_INTEGER);
     },
-    async close() {
-      if (open) {
+    close() {
+      // One close for every caller: a second one resolves only once the connection is closed too.
+      closing ??= (async () => {
         open = false;
         writes.flush();
         // The thread's connection first: the store's, closed last, checkpoints what is left and removes the WAL.
         await background?.stop();
         writes.flush(); // anything queued while the thread stopped
         db.close();
-      }
+      })();
+      return closing;
     },
   };
 }
