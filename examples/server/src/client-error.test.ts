@@ -87,6 +87,18 @@ describe('replies of the HTTP parser', () => {
     expect(reply.body).toBe('Method Not Allowed');
   });
 
+  it("TRACE, which a web Request cannot carry, is the gateway's plain-text 405 on a path it serves and 404 elsewhere", async () => {
+    const served = parse(await raw(server.port, 'TRACE /v1/models HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'));
+    expect([served.status, served.headers['content-type'], served.headers['x-service-version'], served.body]).toEqual([
+      405,
+      'text/plain; charset=utf-8',
+      version,
+      'Method Not Allowed',
+    ]);
+    const unknown = parse(await raw(server.port, 'TRACE /v1/nope HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'));
+    expect([unknown.status, unknown.headers['x-service-version'], unknown.body]).toEqual([404, version, 'Not Found']);
+  });
+
   it.each([
     ['an asterisk target', 'GET * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'],
     ['a backslash in the path', 'GET /v1\\models HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'],

@@ -117,7 +117,6 @@ describe('createNodeListener: the request', () => {
     ['an asterisk target', 'OPTIONS * HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
     ['a backslash in the path', 'GET /v1\\models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
     ['a Host that is not a host', 'GET /v1/models HTTP/1.1\r\nHost: a/b\r\nConnection: close\r\n\r\n'],
-    ['TRACE, which a web Request cannot carry', 'TRACE /v1/models HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
     ['a Host the URL parser refuses (a last label that is a number)', 'GET /v1/models HTTP/1.1\r\nHost: a.1\r\nConnection: close\r\n\r\n'],
     ['an absolute-form target with credentials', 'GET http://user:secret@other.test/a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'],
   ])('%s is the request phase: the Response onError returns, else 400', async (_name, bytes) => {
@@ -139,6 +138,24 @@ describe('createNodeListener: the request', () => {
     expect(reply.headers['x-mine']).toBe('1');
     expect(called).toBe(0);
     expect(errors).toHaveLength(1);
+  });
+
+  it('TRACE, which a web Request cannot carry, reaches the handler with its method; only making a real Request of it fails, as the handler', async () => {
+    const methods: string[] = [];
+    const phases: NodeListenerErrorPhase[] = [];
+    const { port } = await serve(
+      (request) => {
+        methods.push(request.method);
+        // A router answers it as any method it does not serve; a member only the real Request has throws.
+        if (new URL(request.url).pathname === '/served') return new Response('Method Not Allowed', { status: 405 });
+        return new Response(new Request(request).method);
+      },
+      { onError: (_error, phase) => void phases.push(phase) },
+    );
+    expect(parse(await raw(port, 'TRACE /served HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'))).toMatchObject({ status: 405, body: 'Method Not Allowed' });
+    expect(parse(await raw(port, 'TRACE /other HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n')).status).toBe(500);
+    expect(methods).toEqual(['TRACE', 'TRACE']);
+    expect(phases).toEqual(['handler']);
   });
 
   it('an absolute-form target is the URL', async () => {

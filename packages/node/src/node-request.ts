@@ -17,15 +17,19 @@ const kBody = Symbol('tollgate.body');
 
 type WithBody = IncomingMessage & { [kBody]?: IncomingBody };
 
-/** Methods a web `Request` refuses (undici throws on them): a 400 here too. */
+/**
+ * Methods a web `Request` refuses (undici throws on them). Such a request still reaches the handler
+ * as a {@link NodeRequest} carrying its method, as Deno's and Bun's servers hand them on: a router
+ * answers it as any method it does not serve (the gateway: 405 on a path it serves, else 404). Only
+ * a member that needs the real `Request` fails, in the handler's phase.
+ */
 const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
 /** The `Request` of an incoming message: a {@link NodeRequest}, or a real `Request` where undici would not take one as its input. */
 export function newRequest(incoming: IncomingMessage, hostname: string | undefined, exchange: RequestExchange): Request {
   const method = incoming.method ?? 'GET';
-  if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw new TypeError(`'${method}' HTTP method is unsupported.`);
   const request = lightRequest(new NodeRequest(exchange, method, requestUrl(incoming, hostname)));
-  return nodeRequestsForward() ? request : materialise(request);
+  return nodeRequestsForward() || FORBIDDEN_METHODS.has(method.toUpperCase()) ? request : materialise(request);
 }
 
 /**
