@@ -13,12 +13,19 @@ export interface CappedBody {
  * Reads a response's body with a byte counter, whatever Content-Length claims: at the cap the rest
  * is cancelled, so a huge or endless body costs at most `maxBytes` of memory. Read through
  * `bodyReader` (no web stream where the runtime offers its own reader); with a `signal`, a read
- * that ignores it still ends when it aborts. A failed read rejects (the body cancelled).
+ * that ignores it still ends when it aborts. A failed read rejects (the body cancelled). With
+ * `over: 'refuse'` a body past the cap rejects with a `RangeError` instead, its bytes let go
+ * unjoined: a refused body costs at most the cap, not the cap twice.
  *
  * @example
  * const { bytes, truncated } = await readCappedBody(response, 5 * 1024 * 1024, signal);
  */
-export async function readCappedBody(response: Response, maxBytes: number, signal?: AbortSignal): Promise<CappedBody> {
+export async function readCappedBody(
+  response: Response,
+  maxBytes: number,
+  signal?: AbortSignal,
+  over: 'truncate' | 'refuse' = 'truncate',
+): Promise<CappedBody> {
   const reader = bodyReader(response);
   if (reader === null) return { bytes: new Uint8Array(0), truncated: false };
   const chunks: Uint8Array[] = [];
@@ -42,7 +49,10 @@ export async function readCappedBody(response: Response, maxBytes: number, signa
     reader.cancel().catch(() => undefined);
     throw error;
   }
-  if (truncated) reader.cancel().catch(() => undefined);
+  if (truncated) {
+    reader.cancel().catch(() => undefined);
+    if (over === 'refuse') throw new RangeError(`reply over ${maxBytes} bytes`);
+  }
   // One chunk (a short reply) is handed over as it is: a view, never written to here.
   return { bytes: chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks), truncated };
 }

@@ -19,7 +19,6 @@ const UTF8 = new TextDecoder();
  * const reply = await readJsonReply(response);
  */
 export async function readJsonReply(response: Response): Promise<unknown> {
-  const { bytes, truncated } = await readCappedBody(response, REPLY_BODY_LIMIT);
-  if (truncated) throw new RangeError(`reply over ${REPLY_BODY_LIMIT} bytes`);
+  const { bytes } = await readCappedBody(response, REPLY_BODY_LIMIT, undefined, 'refuse');
   return JSON.parse(UTF8.decode(bytes));
 }
