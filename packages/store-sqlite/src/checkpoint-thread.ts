@@ -41,7 +41,7 @@ export interface CheckpointThreadOptions {
   startAtBytes?: number;
   /** Called when the thread starts. */
   onStarted?: () => void;
-  /** Called if the thread ends before `stop` (the module or the file could not be opened, or it died). */
+  /** Called if the thread ends before `stop` (the module or the file could not be opened, or it died), or could not be made at all. */
   onFailed?: () => void;
   /** Told each checkpoint's result (`busy`, `log`, `checkpointed` frames): for tests. */
   onCheckpoint?: (result: { busy: number; log: number; checkpointed: number }) => void;
@@ -57,7 +57,14 @@ export function startCheckpointThread(options: CheckpointThreadOptions): Backgro
   let thread: BackgroundCheckpoints | undefined;
   let stopped = false;
   const start = () => {
-    thread = spawnThread(options);
+    try {
+      thread = spawnThread(options);
+    } catch {
+      // No thread to be had (none left to the process, say): the store's own checkpoint stays, and
+      // from the watch's callback a throw would be an unhandled rejection.
+      options.onFailed?.();
+      return;
+    }
     options.onStarted?.();
   };
   let watch: ReturnType<typeof setInterval> | undefined;
