@@ -63,6 +63,12 @@ describe('anthropic', () => {
     expect(error).toMatchObject({ code: 'upstream_busy', accepted: false, retryAfter: 12, status: 529 });
   });
 
+  it('maps our account out of credit (a 400 invalid_request_error on the wire) to upstream_error, not accepted', async () => {
+    const { provider } = setup({ faults: [{ kind: 'status', status: 400, code: 'insufficient_quota' }] });
+    const error = await provider.chat!(hello, { upstream: 'c' }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'upstream_error', accepted: false, status: 400 });
+  });
+
   it('maps an overloaded_error event mid-stream to upstream_busy', async () => {
     const { fake, provider } = setup({ reply: 'one two three four', faults: [{ kind: 'error-event', afterChunks: 4 }] });
     const stream = await provider.chatStream!({ ...hello, stream: true }, { upstream: 'c' });

@@ -58,6 +58,11 @@ const NEUTRAL: Record<string, { type: string; message: string }> = {
   invalid_api_key: { type: 'authentication_error', message: 'invalid x-api-key' },
   model_not_found: { type: 'not_found_error', message: 'model: claude-unknown' },
   rate_limit_exceeded: { type: 'rate_limit_error', message: MESSAGES.rate_limit_error ?? '' },
+  // An account out of credit is a 400 invalid_request_error on the wire, not the documented 402.
+  insufficient_quota: {
+    type: 'invalid_request_error',
+    message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+  },
 };
 
 /** The type and message of an error for a status and an optional neutral code or Anthropic type. */
