@@ -59,6 +59,31 @@ describe('createAnthropicStream', () => {
     expect(chunks[chunks.length - 1]!.usage).toMatchObject({ prompt_tokens: 472, completion_tokens: 89, total_tokens: 561 });
   });
 
+  it('gives a tool call without input "{}" as its arguments, as the whole reply does (the API streams one empty partial_json)', async () => {
+    const events = [
+      ['message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 10, output_tokens: 1 } } }],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'now', input: {} } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_2', name: 'weather', input: {} } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city":' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '"Oslo"}' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 1 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ] as const;
+    const { chunks, error } = await translate(events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join(''));
+    expect(error).toBeUndefined();
+    const calls = deltas(chunks).flatMap((delta) => delta.tool_calls ?? []);
+    const args = [0, 1].map((index) =>
+      calls
+        .filter((call) => call.index === index)
+        .map((call) => call.function?.arguments ?? '')
+        .join(''),
+    );
+    expect(args).toEqual(['{}', '{"city":"Oslo"}']);
+  });
+
   it('leaves thinking out of the content but counts it in the completion tokens', async () => {
     const { chunks } = await translate(anthropicFixtures.thinkingStream);
     expect(

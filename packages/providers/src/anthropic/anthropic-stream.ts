@@ -26,6 +26,8 @@ export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
   let finish: FinishReason = 'stop';
   let done = false;
   const toolIndexes = new Map<number, number>();
+  /** Tool blocks no argument text came for yet: a call without input streams one empty partial_json, and its arguments are `{}`. */
+  const withoutArguments = new Set<number>();
 
   const chunk = (delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk => ({
     id,
@@ -58,6 +60,7 @@ export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
           if (block.type === 'tool_use') {
             const index = toolIndexes.size;
             toolIndexes.set(event.index, index);
+            withoutArguments.add(event.index);
             const call = { index, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
             controller.enqueue(chunk({ tool_calls: [call] }));
           }
@@ -68,8 +71,16 @@ export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
           if (delta.type === 'text_delta' && delta.text) controller.enqueue(chunk({ content: delta.text }));
           const index = toolIndexes.get(event.index);
           if (delta.type === 'input_json_delta' && delta.partial_json && index !== undefined) {
+            withoutArguments.delete(event.index);
             controller.enqueue(chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }));
           }
+          return;
+        }
+        case 'content_block_stop': {
+          // As the whole reply (and OpenAI) give it: a client parses the arguments, and "" is not JSON.
+          const index = toolIndexes.get(event.index);
+          if (index !== undefined && withoutArguments.delete(event.index))
+            controller.enqueue(chunk({ tool_calls: [{ index, function: { arguments: '{}' } }] }));
           return;
         }
         case 'message_delta':
@@ -87,7 +98,7 @@ export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
           controller.error(mapAnthropicStreamError(event));
           return;
         default:
-          // ping, content_block_stop and event types added later carry nothing to forward.
+          // ping and event types added later carry nothing to forward.
           return;
       }
     },

@@ -60,10 +60,11 @@ export function anthropicStreamEvents(plan: AnthropicReplyPlan): string[] {
       splitWords(plan.text).map((text) => ({ type: 'text_delta', text })),
     );
   for (const call of plan.toolCalls) {
-    // The API opens with an empty partial_json, then sends the arguments in small pieces.
+    // The API opens with an empty partial_json, then sends the arguments in small pieces; for a
+    // call without input, that empty piece is all it sends (no "{}").
     const json = JSON.stringify(call.input);
     const pieces = [''];
-    for (let at = 0; at < json.length; at += 12) pieces.push(json.slice(at, at + 12));
+    if (json !== '{}') for (let at = 0; at < json.length; at += 12) pieces.push(json.slice(at, at + 12));
     block(
       { type: 'tool_use', id: call.id, name: call.name, input: {} },
       pieces.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
