@@ -161,6 +161,80 @@ if (!installed && process.env.CI === 'true') {
       }
     });
 
+    it('never revives a hold that a later hold of its account already counted as expired, however late its renewal runs', async () => {
+      const { pg, name, url } = await fresh();
+      // One connection: the renewal waits behind the second hold, as on a busy pool; it was asked
+      // for before the first hold expired (its clock read then, with the old statement).
+      let clock = 0;
+      const scripted: number[] = [];
+      const store = postgresStore(url, { now: () => scripted.shift() ?? clock, max: 1 });
+      try {
+        const account = await store.createAccount({ plan: 'plus' });
+        await store.addCredits(account.id, 1_000);
+        const first = await store.hold(account.id, { micros: 1_000, ttlMs: 1_000 });
+        if (!first.ok) throw new Error('no first hold');
+        clock = 1_001;
+        const second = store.hold(account.id, { micros: 1_000, ttlMs: 60_000 });
+        scripted.push(999);
+        const renewal = store.checkpoint([{ holdId: first.value.holdId, micros: 0, ttlMs: 60_000 }]);
+        const [held, renewed] = await Promise.all([second, renewal]);
+        // One of them, never both: never more held than the balance.
+        expect(held.ok && renewed === 1).toBe(false);
+        const balance = await store.getBalance(account.id);
+        expect(balance.held).toBeLessThanOrEqual(balance.balance);
+      } finally {
+        await store.close();
+        await pg.dropDatabase(name);
+      }
+    });
+
+    it('holds, renewals, settles and sweeps of four instances over shared accounts at once: no lock cycle, every hold closed once', async () => {
+      const { pg, name, url } = await fresh();
+      let clock = 0;
+      const stores = Array.from({ length: 4 }, () => postgresStore(url, { now: () => clock, max: 4 }));
+      try {
+        const accounts = await Promise.all([0, 1, 2].map(() => stores[0]!.createAccount({ plan: 'plus' })));
+        for (const account of accounts) await stores[0]!.addCredits(account.id, 1_000_000);
+        const holdIds: string[] = [];
+        for (let round = 0; round < 12; round++) {
+          const held = await Promise.all(
+            Array.from({ length: 12 }, (_, index) => stores[index % 4]!.hold(accounts[index % 3]!.id, { micros: 1_000, ttlMs: 100 + (index % 2) * 1_000 })),
+          );
+          const ids = held.flatMap((result) => (result.ok ? [result.value.holdId] : []));
+          holdIds.push(...ids);
+          clock += 60;
+          // Renewals of many holds over every account (a batch per instance), settles and sweeps, all at once.
+          await Promise.all([
+            ...stores.map((store, index) => store.checkpoint(ids.filter((_, at) => at % 4 !== index).map((holdId) => ({ holdId, micros: 10, ttlMs: 100 })))),
+            ...ids.filter((_, at) => at % 3 === 0).map((holdId, at) => stores[at % 4]!.settle(holdId, { micros: 500 })),
+            stores[1]!.releaseExpired(),
+            stores[3]!.releaseExpired(),
+          ]);
+          clock += 100;
+        }
+        clock += 10_000;
+        await stores[2]!.releaseExpired();
+        const sql = postgres(url, { max: 1 });
+        try {
+          // Every hold closed once: settled (charged once), or expired with nothing delivered.
+          const [open] = await sql<{ count: string }[]>`SELECT count(*) FROM tollgate_holds WHERE state = 'open'`;
+          expect(Number(open?.count)).toBe(0);
+          const perHold = await sql<{ hold_id: string; charges: string }[]>`
+            SELECT hold_id, count(*) AS charges FROM tollgate_entries WHERE kind = 'charge' GROUP BY hold_id HAVING count(*) > 1`;
+          expect(perHold).toEqual([]);
+          const [drift] = await sql<{ count: string }[]>`
+            SELECT count(*) FROM tollgate_accounts a WHERE a.balance <> (SELECT coalesce(sum(micros), 0) FROM tollgate_entries e WHERE e.account_id = a.id)`;
+          expect(Number(drift?.count)).toBe(0);
+        } finally {
+          await sql.end();
+        }
+        expect(holdIds.length).toBe(144);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+        await pg.dropDatabase(name);
+      }
+    });
+
     it('keeps everything across a restart and refuses to rewrite entries', async () => {
       const { pg, name, url } = await fresh();
       try {

@@ -426,33 +426,49 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
       assertCheckpoints(checkpoints);
       if (checkpoints.length === 0) return 0;
       await migrated;
-      const at = now();
-      const rows = checkpoints.map(({ holdId, micros, ttlMs }) => ({ hold_id: holdId, micros, expires_at: at + ttlMs }));
-      // One statement for the whole batch. Rows are locked in id order (as releaseExpired locks
-      // them), so two instances' writes never deadlock on the same holds.
-      const result = await sql`
-        WITH batch AS (
-          SELECT hold_id, max(micros) AS micros, max(expires_at) AS expires_at
-          FROM jsonb_to_recordset(${sql.json(rows)}::jsonb) AS c(hold_id text, micros bigint, expires_at bigint) GROUP BY hold_id
-        ), locked AS (
-          SELECT h.id FROM tollgate_holds h JOIN batch b ON b.hold_id = h.id WHERE h.state = 'open' AND h.expires_at > ${at} ORDER BY h.id FOR UPDATE OF h
-        )
-        UPDATE tollgate_holds h
-        SET delivered_micros = least(h.micros, greatest(h.delivered_micros, b.micros)), expires_at = greatest(h.expires_at, b.expires_at)
-        FROM batch b, locked l WHERE h.id = b.hold_id AND l.id = h.id AND h.state = 'open' AND h.expires_at > ${at}`;
-      return result.count;
+      const holdIds = [...new Set(checkpoints.map((checkpoint) => checkpoint.holdId))];
+      return sql.begin(async (tx) => {
+        // The holds, then their accounts, each in id order: the order every writer takes them in
+        // (a settle: its hold, then its account by the balance trigger; releaseExpired: as here), so
+        // no two writes wait on each other in a cycle.
+        const open = await tx<{ account_id: string }[]>`
+          SELECT account_id FROM tollgate_holds WHERE id IN ${tx(holdIds)} AND state = 'open' ORDER BY id FOR UPDATE`;
+        if (open.length === 0) return 0;
+        // Shared locks on the accounts: a hold() of one (FOR UPDATE) waits for this renewal, and the
+        // clock is read once every hold() before it has committed, so a hold that one of them counted
+        // as expired (and held its money again) is never renewed, however long this call waited for
+        // a connection or a lock.
+        await tx`SELECT id FROM tollgate_accounts WHERE id IN ${tx([...new Set(open.map((row) => row.account_id))])} ORDER BY id FOR SHARE`;
+        const at = now();
+        const rows = checkpoints.map(({ holdId, micros, ttlMs }) => ({ hold_id: holdId, micros, expires_at: at + ttlMs }));
+        const result = await tx`
+          WITH batch AS (
+            SELECT hold_id, max(micros) AS micros, max(expires_at) AS expires_at
+            FROM jsonb_to_recordset(${tx.json(rows)}::jsonb) AS c(hold_id text, micros bigint, expires_at bigint) GROUP BY hold_id
+          )
+          UPDATE tollgate_holds h
+          SET delivered_micros = least(h.micros, greatest(h.delivered_micros, b.micros)), expires_at = greatest(h.expires_at, b.expires_at)
+          FROM batch b WHERE h.id = b.hold_id AND h.state = 'open' AND h.expires_at > ${at}`;
+        return result.count;
+      });
     },
     async releaseExpired() {
       await migrated;
       return sql.begin(async (tx) => {
         const at = now();
-        // Locked in id order; a hold a concurrent settle closed first no longer matches once its
-        // lock is granted (the WHERE is re-checked), so it is never charged twice.
-        const charged = await tx<
+        // Every expired hold locked first, in id order, then the accounts of those it charges, in id
+        // order (the order of checkpoint); a hold a concurrent settle closed first no longer matches
+        // once its lock is granted (the WHERE is re-checked), so it is never charged twice.
+        const expired = await tx<
           { id: string; account_id: string; request_id: string | null; key_id: string | null; model: string | null; delivered_micros: Int }[]
         >`
           SELECT id, account_id, request_id, key_id, model, delivered_micros FROM tollgate_holds
-          WHERE state = 'open' AND expires_at <= ${at} AND delivered_micros > 0 ORDER BY id FOR UPDATE`;
+          WHERE state = 'open' AND expires_at <= ${at} ORDER BY id FOR UPDATE`;
+        if (expired.length === 0) return 0;
+        const charged = expired.filter((row) => toNumber(row.delivered_micros) > 0);
+        if (charged.length > 0) {
+          await tx`SELECT id FROM tollgate_accounts WHERE id IN ${tx([...new Set(charged.map((row) => row.account_id))])} ORDER BY id FOR UPDATE`;
+        }
         for (const row of charged) {
           const micros = toNumber(row.delivered_micros);
           await tx`UPDATE tollgate_holds SET state = 'settled', charged = ${micros}, closed_at = ${at} WHERE id = ${row.id}`;
@@ -461,8 +477,9 @@ export function postgresStore(url: string, options: PostgresStoreOptions = {}): 
                     ${tx.json({ ...CHECKPOINT_CHARGE_META })}::jsonb, ${row.key_id}, ${row.model})`;
           await chargeKey(tx, row.key_id, micros, at);
         }
-        const released = await tx`UPDATE tollgate_holds SET state = 'expired' WHERE state = 'open' AND expires_at <= ${at}`;
-        return charged.length + released.count;
+        const released = expired.filter((row) => toNumber(row.delivered_micros) === 0).map((row) => row.id);
+        if (released.length > 0) await tx`UPDATE tollgate_holds SET state = 'expired' WHERE id IN ${tx(released)}`;
+        return expired.length;
       });
     },
     async close() {
