@@ -74,8 +74,9 @@ export function responsesSseFormat(options: ResponsesSseFormatOptions): Response
           started = true;
           return encoder.encode(native.item(item));
         }
-        if (item.usage) usage = readUsage(item.usage) ?? usage;
+        // The chunk's events first: a chunk they refuse (it throws) was not delivered, nor its usage.
         const list = events.chunk(item);
+        if (item.usage) usage = readUsage(item.usage) ?? usage;
         if (list.length === 0 && started) return undefined;
         return encode(list);
       } finally {

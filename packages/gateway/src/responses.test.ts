@@ -96,6 +96,34 @@ describe('POST /v1/responses, chat translation', () => {
     expect((await t.balance()).balance).toBe(before.balance - cost(7, Math.ceil(delivered.length / 4)));
   });
 
+  it('a malformed chunk is not delivered: neither its text nor its usage is paid, first or mid-stream (as chat)', async () => {
+    const chunk = (delta: Record<string, unknown>, usage?: Record<string, number>) =>
+      `data: ${JSON.stringify({ id: 'u', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }], ...(usage ? { usage } : {}) })}\n\n`;
+    // Text the client is never sent, beside tool_calls no client could read (and usage that came with them).
+    const bad = chunk(
+      { content: 'Hello world, this text is never sent to the client at all', tool_calls: [null] },
+      { prompt_tokens: 7, completion_tokens: 50, total_tokens: 57 },
+    );
+    for (const [body, sent] of [
+      [`${bad}data: [DONE]\n\n`, ''],
+      [`${chunk({ role: 'assistant', content: 'one two' })}${bad}data: [DONE]\n\n`, 'one two'],
+    ] as const) {
+      const fetch: typeof globalThis.fetch = async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+      const t = await setup({ providers: { local: openaiCompatible({ baseURL: 'http://odd.test/v1', apiKey: UPSTREAM_KEY, fetch }) }, models: testModels() });
+      const before = await t.balance();
+      const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
+      const delivered = list
+        .filter((event) => event.type === 'response.output_text.delta')
+        .map((event) => event.delta)
+        .join('');
+      expect([delivered, list.at(-1)?.type]).toEqual([sent, 'response.failed']);
+      await t.gateway.idle();
+      const after = await t.balance();
+      // Nothing delivered: released; else the prompt estimate (7) and what was sent (7 characters: 2 tokens).
+      expect([before.balance - after.balance, after.held]).toEqual([sent === '' ? 0 : cost(7, 2), 0]);
+    }
+  });
+
   it('counts toward requests in flight while it streams, like chat', async () => {
     const t = await setup({ fakeOptions: { reply: TEN } });
     const response = await t.post('/v1/responses', { model: 'fast', input: 'Count', stream: true });

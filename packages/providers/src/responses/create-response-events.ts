@@ -147,9 +147,13 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (choice === undefined) return [];
       const delta = choice.delta ?? {};
+      // Checked whole before anything is taken from it: a chunk that throws half-way would count as
+      // delivered text its events never carried (and be paid for).
+      const tools = delta.tool_calls ?? [];
+      if (!Array.isArray(tools) || !tools.every(isToolCallDelta)) throw new TypeError('a chunk with malformed tool_calls');
       const piece = typeof delta.content === 'string' && delta.content !== '' ? delta.content : typeof delta.refusal === 'string' ? delta.refusal : '';
       if (piece !== '') text(events, piece);
-      for (const tool of delta.tool_calls ?? []) call(events, tool);
+      for (const tool of tools) call(events, tool);
       if (choice.finish_reason) finishReason = choice.finish_reason;
       return numbered(events);
     },
@@ -168,3 +172,18 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
   };
   return out;
 }
+
+type ToolCallDelta = NonNullable<ChatCompletionChunk['choices'][number]['delta']['tool_calls']>[number];
+
+/** A tool-call delta as {@link createResponseEvents} reads it: an index, and strings (or nothing) where it reads text. */
+function isToolCallDelta(value: unknown): value is ToolCallDelta {
+  if (typeof value !== 'object' || value === null) return false;
+  const { index, id, function: fn } = value as { index?: unknown; id?: unknown; function?: unknown };
+  if (!Number.isInteger(index) || !optionalString(id)) return false;
+  if (fn === undefined || fn === null) return true;
+  if (typeof fn !== 'object') return false;
+  const { name, arguments: args } = fn as { name?: unknown; arguments?: unknown };
+  return optionalString(name) && optionalString(args);
+}
+
+const optionalString = (value: unknown) => value === undefined || value === null || typeof value === 'string';
