@@ -59,7 +59,7 @@ describe('createAnthropicStream', () => {
     expect(chunks[chunks.length - 1]!.usage).toMatchObject({ prompt_tokens: 472, completion_tokens: 89, total_tokens: 561 });
   });
 
-  it('gives a tool call without input "{}" as its arguments, as the whole reply does (the API streams one empty partial_json)', async () => {
+  it('gives a tool call without input "{}" as its arguments, as the whole reply does (the API streams one empty partial_json); keeps the stop reason through a later message_delta', async () => {
     const events = [
       ['message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 10, output_tokens: 1 } } }],
       ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'now', input: {} } }],
@@ -70,6 +70,8 @@ describe('createAnthropicStream', () => {
       ['content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '"Oslo"}' } }],
       ['content_block_stop', { type: 'content_block_stop', index: 1 }],
       ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }],
+      // "One or more" message_delta: a later one without a stop_reason keeps it.
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: null, stop_sequence: null }, usage: { output_tokens: 21 } }],
       ['message_stop', { type: 'message_stop' }],
     ] as const;
     const { chunks, error } = await translate(events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join(''));
@@ -82,6 +84,8 @@ describe('createAnthropicStream', () => {
         .join(''),
     );
     expect(args).toEqual(['{}', '{"city":"Oslo"}']);
+    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)?.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 21 });
   });
 
   it('leaves thinking out of the content but counts it in the completion tokens', async () => {

@@ -84,7 +84,8 @@ export function anthropicSteps(): SseSteps<ChatCompletionChunk> {
           return;
         }
         case 'message_delta':
-          finish = mapAnthropicFinishReason(event.delta?.stop_reason);
+          // A later message_delta without a stop_reason keeps the one given (there may be several).
+          if (event.delta?.stop_reason != null) finish = mapAnthropicFinishReason(event.delta.stop_reason);
           // message_delta usage is cumulative; only the fields it carries replace message_start's.
           for (const [key, value] of Object.entries(event.usage ?? {})) if (value != null) Object.assign(usage, { [key]: value });
           return;
