@@ -169,7 +169,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (!route.handler) return replies.json(runtime.catalogue.listBody);
 
     const slot = await limiter.acquire(account, route.endpoint);
-    if (!slot.ok) return replies.error(GatewayError.from(slot.error));
+    if (!slot.ok) {
+      // Refused by its slot: the request admit counted is given back (refused requests consume nothing).
+      await limiter.refund(account, route.endpoint);
+      return replies.error(GatewayError.from(slot.error));
+    }
     const releaseSlot = keepLeaseAlive(slot.value, holdTtlMs, timers);
     let reply: HandlerReply | undefined;
     try {

@@ -142,6 +142,28 @@ describe('429 concurrency_limit_exceeded and slot release', () => {
     await t.gateway.idle();
   });
 
+  it('a request its slot refuses consumes no rate: the burst left is still there when the slots come free', async () => {
+    const t = await limitsSetup({ maxInFlight: 2 });
+    const one = await t.stream();
+    const two = await t.stream();
+    // Refused by the account's slots, then (another account taking the service's last slot) by the service's.
+    for (let i = 0; i < 5; i++) await expectRefusal(await t.chat(), 'concurrency_limit_exceeded', '1');
+    const other = await t.store.createAccount({ plan: 'pro' });
+    await t.store.addCredits(other.id, 1_000_000);
+    const otherKey = await t.store.createKey(other.id, 'k');
+    await one.body!.cancel();
+    await expect.poll(() => t.inFlight()).toBe(1);
+    const three = await t.stream({ authorization: `Bearer ${otherKey.key}` });
+    expect(three.status).toBe(200);
+    for (let i = 0; i < 3; i++) await expectRefusal(await t.chat(), 'server_busy', '1');
+    await two.body!.cancel();
+    await three.body!.cancel();
+    await t.gateway.idle();
+    // Two of the burst of 7 went to the streams; the eight refusals took nothing: five more now, then refused.
+    for (let i = 0; i < 5; i++) expect((await t.chat()).status).toBe(200);
+    await expectRefusal(await t.chat(), 'rate_limit_exceeded', '1');
+  });
+
   it("shares the in-flight slots among the account's keys and its app users", async () => {
     const target = { accountId: '' };
     const t = await limitsSetup({

@@ -1,6 +1,7 @@
 import type { Plan, Timers } from '@tollgate/core';
 import { describe, expect, it, vi } from 'vitest';
 import { createLimiter } from './create-limiter';
+import { limiterKeys } from './limiter-keys';
 import { memoryLimiter } from './memory-limiter';
 import type { LimiterStore } from './store';
 
@@ -59,6 +60,64 @@ describe('createLimiter: the store deadline', () => {
     const slot = await limiter.acquire(account('free'), 'chat');
     expect(slot.ok).toBe(true);
     expect(armed).toEqual([]);
+  });
+});
+
+describe('createLimiter: answers that come after the deadline', () => {
+  /** A memory store whose answers wait for the test: each call runs at once, its answer is released by `land()`. */
+  function lateStore() {
+    const inner = memoryLimiter();
+    const waiting: (() => void)[] = [];
+    const late =
+      <A extends unknown[], T>(call: (...args: A) => Promise<T>) =>
+      (...args: A) =>
+        new Promise<T>((resolve) => {
+          const answer = call(...args);
+          waiting.push(() => resolve(answer));
+        });
+    const store: LimiterStore = { ...inner, local: false, rate: late(inner.rate), acquire: late(inner.acquire) };
+    const land = async () => {
+      for (const resolve of waiting.splice(0)) resolve();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    return { store, inner, land };
+  }
+
+  it('a refused admit whose rate lands later takes nothing: the request is given back', async () => {
+    const { timers, armed } = manualTimers();
+    const { store, land } = lateStore();
+    const limiter = createLimiter({ store, timers, now: () => 1_000_000 });
+    const refused = limiter.admit(account('free'), 'chat');
+    for (const timer of armed.splice(0)) timer.fn();
+    expect(await refused).toEqual(UNAVAILABLE);
+    await land();
+    // The whole burst of 7 is still there.
+    const admits = Array.from({ length: 8 }, () => limiter.admit(account('free'), 'chat'));
+    await land();
+    expect((await Promise.all(admits)).filter((result) => result.ok)).toHaveLength(7);
+  });
+
+  it('a refused acquire whose slots land later, one semaphore after another, holds none of them', async () => {
+    const { timers, armed } = manualTimers();
+    const { store, inner, land } = lateStore();
+    // As a store over the network takes them: the account's semaphore, then the service's, in two calls.
+    const twoSteps: LimiterStore = {
+      ...store,
+      acquire: async (semaphores, leaseId, ttlMs, now) => {
+        for (const semaphore of semaphores) {
+          const taken = await store.acquire([semaphore], leaseId, ttlMs, now);
+          if (!taken.ok) return taken;
+        }
+        return { ok: true, value: undefined };
+      },
+    };
+    const limiter = createLimiter({ store: twoSteps, timers, maxInFlight: 1, now: () => 1_000_000 });
+    const refused = limiter.acquire(account('free'), 'chat');
+    for (const timer of armed.splice(0)) timer.fn();
+    expect(await refused).toEqual(UNAVAILABLE);
+    await land();
+    await land();
+    expect([await inner.inFlight(limiterKeys.flight('acc_free'), 1_000_000), await inner.inFlight(limiterKeys.serviceFlight(), 1_000_000)]).toEqual([0, 0]);
   });
 });
 

@@ -57,6 +57,11 @@ export interface Limiter {
   admit(account: LimiterAccount, endpoint: Endpoint): Promise<AdmitResult>;
   /** Takes an in-flight slot of the account and of the service, all or nothing. */
   acquire(account: LimiterAccount, endpoint: Endpoint): Promise<AcquireLeaseResult>;
+  /**
+   * Gives back the request `admit` counted, for one refused after all by `acquire`: refused
+   * requests consume nothing. Only after an `admit` that admitted; never throws.
+   */
+  refund(account: LimiterAccount, endpoint: Endpoint): Promise<void>;
 }
 
 const NO_OP_LEASE: Lease = { release: async () => {}, extend: async () => {} };
@@ -87,16 +92,21 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async admit(account, endpoint) {
       const { limits, sharedIndex } = endpointRateLimits(account, endpoint, sharedSearchFetchPerMinute);
       let answer: Result<RateResult, unknown>;
+      const at = now();
+      let rating: Promise<RateResult> | undefined;
       try {
-        answer =
-          timeoutMs === undefined
-            ? { ok: true, value: await store.rate(limits, now()) }
-            : await withinDeadline(store.rate(limits, now()), timeoutMs, { timers });
+        rating = store.rate(limits, at);
+        answer = timeoutMs === undefined ? { ok: true, value: await rating } : await withinDeadline(rating, timeoutMs, { timers });
       } catch {
         answer = { ok: false, error: 'failed' };
       }
       // A store that failed or gave no answer in time is a store failure: refuse, or admit when open.
-      if (!answer.ok) return failOpen ? admitted : unavailable;
+      if (!answer.ok) {
+        if (failOpen) return admitted;
+        // Refused: an answer that comes after all and counted the request gives it back.
+        rating?.then((late) => (late.ok ? store.refund?.(limits, at) : undefined)).catch(() => {});
+        return unavailable;
+      }
       const result = answer.value;
       if (result.ok) return admitted;
       const code = result.error.index === sharedIndex ? 'upstream_busy' : 'rate_limit_exceeded';
@@ -110,15 +120,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const keys = semaphores.map((semaphore) => semaphore.key);
       const leaseId = `lease_${randomBase62(20)}`;
       let answer: Result<AcquireResult, unknown>;
+      let acquiring: Promise<AcquireResult> | undefined;
       try {
-        const acquiring = store.acquire(semaphores, leaseId, ttlMs, now());
+        acquiring = store.acquire(semaphores, leaseId, ttlMs, now());
         answer = timeoutMs === undefined ? { ok: true, value: await acquiring } : await withinDeadline(acquiring, timeoutMs, { timers });
       } catch {
         answer = { ok: false, error: 'failed' };
       }
       if (!answer.ok) {
-        // A timed-out acquire may still land later; give it back rather than hold a slot for a TTL.
-        store.release(keys, leaseId).catch(() => {});
+        // A timed-out acquire may still land later, one semaphore after another (a store over the
+        // network): give back what it took now, and again once it is over, rather than hold a slot for a TTL.
+        const release = () => store.release(keys, leaseId).catch(() => {});
+        void release();
+        acquiring?.then(release, release);
         return failOpen ? unlimited : unavailable;
       }
       const result = answer.value;
@@ -127,6 +141,18 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return { ok: false, error: { code, retryAfter: 1 } };
       }
       return { ok: true, value: storeLease(store, keys, leaseId, ttlMs, now) };
+    },
+
+    async refund(account, endpoint) {
+      if (store.refund === undefined) return;
+      const { limits } = endpointRateLimits(account, endpoint, sharedSearchFetchPerMinute);
+      try {
+        const refunding = store.refund(limits, now());
+        if (timeoutMs === undefined) await refunding;
+        else await withinDeadline(refunding, timeoutMs, { timers });
+      } catch {
+        // Best effort: the count stays, as it would with a store that cannot give it back.
+      }
     },
   };
 }

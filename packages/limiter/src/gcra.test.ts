@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gcra } from './gcra';
+import { currentTat, gcra } from './gcra';
 
 const limit = { intervalMs: 1_000, burst: 3 };
 
@@ -18,5 +18,13 @@ describe('gcra, one step at a time', () => {
   it('refuses past the burst, says how long to wait, and leaves the stored TAT as it was', () => {
     expect(gcra(8_000, limit, 5_000)).toEqual({ tat: 8_000, waitMs: 1_000 });
     expect(gcra(7_001, limit, 5_000)).toEqual({ tat: 7_001, waitMs: 1 });
+  });
+
+  it('reads a TAT further ahead than burst x interval as that far ahead (currentTat)', () => {
+    expect(currentTat(undefined, limit, 5_000)).toBe(5_000);
+    expect(currentTat(4_000, limit, 5_000)).toBe(5_000);
+    expect(currentTat(8_000, limit, 5_000)).toBe(8_000);
+    expect(currentTat(3_605_000, limit, 5_000)).toBe(8_000);
+    expect(gcra(3_605_000, limit, 5_000)).toEqual({ tat: 8_000, waitMs: 1_000 });
   });
 });

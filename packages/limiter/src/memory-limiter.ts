@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { gcra } from './gcra';
+import { currentTat, gcra } from './gcra';
 import type { AcquireResult, LimiterStore, RateLimit, RateResult, Semaphore } from './store';
 
 /** Options of {@link memoryLimiter}. */
@@ -56,9 +56,28 @@ export function memoryLimiter(options: MemoryLimiterOptions = {}): LimiterStore 
           retryAfterMs = Math.max(retryAfterMs, step.waitMs);
         }
       }
-      if (index >= 0) return { ok: false, error: { index, retryAfterMs } };
+      if (index >= 0) {
+        // A TAT read as less than held (further ahead than any admission leaves) is kept as read,
+        // so its wait runs down; nothing is consumed.
+        for (const limit of limits) {
+          const stored = tats.get(limit.key);
+          const read = currentTat(stored, limit, now);
+          if (stored !== undefined && read < stored) tats.set(limit.key, read);
+        }
+        return { ok: false, error: { index, retryAfterMs } };
+      }
       for (const [key, tat] of next) tats.set(key, tat);
       return { ok: true, value: undefined };
+    },
+
+    async refund(limits: RateLimit[], now: number): Promise<void> {
+      for (const limit of limits) {
+        const stored = tats.get(limit.key);
+        if (stored === undefined) continue;
+        const tat = stored - limit.intervalMs;
+        if (tat <= now) tats.delete(limit.key);
+        else tats.set(limit.key, tat);
+      }
     },
 
     async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {

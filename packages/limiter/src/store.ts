@@ -47,6 +47,12 @@ export interface LimiterStore {
   /** GCRA over several limits at `now` (unix ms): all admit and are consumed, or none is. */
   rate(limits: RateLimit[], now: number): Promise<RateResult>;
   /**
+   * Takes back the one request `rate` counted on each of `limits` (a request admitted, then refused
+   * by its in-flight slot, or whose admission came too late to be used): refused requests consume
+   * nothing. Optional: a store without it keeps the count.
+   */
+  refund?(limits: RateLimit[], now: number): Promise<void>;
+  /**
    * Takes a lease `leaseId` in each semaphore, all or none. A lease lives until released or
    * until `now + ttlMs`, so a crashed holder's slots come back.
    */

@@ -10,6 +10,7 @@ export const LUA = {
 local now = tonumber(ARGV[1])
 local slack = tonumber(ARGV[2])
 local next = {}
+local capped = {}
 local refused = 0
 local wait = 0
 for i = 1, #KEYS do
@@ -17,7 +18,15 @@ for i = 1, #KEYS do
   local burst = tonumber(ARGV[2 * i + 2])
   local stored = redis.call('GET', KEYS[i])
   local tat = now
-  if stored then tat = math.max(tonumber(stored), now) end
+  if stored then
+    tat = math.max(tonumber(stored), now)
+    -- No admission leaves a TAT further ahead than burst x interval (a clock stepped back, or
+    -- behind another instance's): read it as that far ahead, and keep it so even when refused.
+    if tat > now + burst * interval then
+      tat = now + burst * interval
+      capped[#capped + 1] = {i, tat}
+    end
+  end
   local w = tat - (burst - 1) * interval - now
   if w > 0 then
     if refused == 0 then refused = i end
@@ -25,13 +34,18 @@ for i = 1, #KEYS do
   end
   next[i] = tat + interval
 end
-if refused > 0 then return {refused, string.format('%.17g', wait)} end
+if refused > 0 then
+  for _, cap in ipairs(capped) do
+    redis.call('SET', KEYS[cap[1]], string.format('%.17g', cap[2]), 'PX', math.ceil(cap[2] - now) + slack)
+  end
+  return {refused, string.format('%.17g', wait)}
+end
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], string.format('%.17g', next[i]), 'PX', math.ceil(next[i] - now) + slack)
 end
 return {0}
 `,
-  /** KEYS limits a later slot refused; ARGV now, slack, interval per key. Takes one request back. */
+  /** KEYS limits of a request refused after all (a later group, its in-flight slot); ARGV now, slack, interval per key. Takes one request back. */
   refund: `
 local now = tonumber(ARGV[1])
 local slack = tonumber(ARGV[2])

@@ -31,6 +31,18 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
   const run = scriptRunner(redis);
   const full = (key: string) => prefix + key;
   const release = (keys: string[], leaseId: string) => Promise.all(groupByHashTag(keys).map((group) => run('release', pick(keys, group).map(full), [leaseId])));
+  /** Takes one request back from each of `limits`, one script per hash tag. */
+  const refund = (limits: RateLimit[], now: number) =>
+    Promise.all(
+      groupByHashTag(limits.map((limit) => limit.key)).map((group) => {
+        const grouped = pick(limits, group);
+        return run(
+          'refund',
+          grouped.map((limit) => full(limit.key)),
+          [String(now), slack, ...grouped.map((limit) => String(limit.intervalMs))],
+        );
+      }),
+    );
 
   return {
     async rate(limits: RateLimit[], now: number): Promise<RateResult> {
@@ -50,19 +62,18 @@ export function redisLimiter(redis: RedisLike, options: RedisLimiterOptions = {}
           admitted.push(group);
           continue;
         }
-        // Compensation: the earlier slots were consumed by a request that is now refused.
-        await Promise.all(
-          admitted.map((done) =>
-            run(
-              'refund',
-              pick(limits, done).map((limit) => full(limit.key)),
-              [String(now), slack, ...pick(limits, done).map((limit) => String(limit.intervalMs))],
-            ),
-          ),
+        // Compensation: the earlier groups were consumed by a request that is now refused.
+        await refund(
+          admitted.flatMap((done) => pick(limits, done)),
+          now,
         ).catch(() => {});
         return { ok: false, error: { index: refusedIndex(group, refused), retryAfterMs: Number(wait) } };
       }
       return { ok: true, value: undefined };
+    },
+
+    async refund(limits: RateLimit[], now: number): Promise<void> {
+      await refund(limits, now);
     },
 
     async acquire(semaphores: Semaphore[], leaseId: string, ttlMs: number, now: number): Promise<AcquireResult> {

@@ -70,6 +70,31 @@ export function runLimiterStoreCases(label: string, make: MakeLimiterStore): voi
         expect(await store.rate([first, second], T0 + 2000)).toEqual({ ok: true });
       });
 
+      it('takes back a refunded request on every limit it names, and forgets a key left with nothing', async () => {
+        const plan = { key: key('rate:plan'), intervalMs: 1000, burst: 2 };
+        const search = { key: key('rate:search'), intervalMs: 2000, burst: 1 };
+        expect(await store.rate([plan, search], T0)).toEqual({ ok: true });
+        expect((await store.rate([plan, search], T0)).ok).toBe(false);
+        // A request refused after all (its slot): as if it never came.
+        await store.refund?.([plan, search], T0);
+        expect(await store.rate([plan, search], T0)).toEqual({ ok: true });
+        expect(await store.rate([plan], T0)).toEqual({ ok: true });
+        expect(await store.rate([plan], T0)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
+        // Refunding a key that holds nothing (its TAT passed) leaves it so: no credit beyond the burst.
+        await store.refund?.([search], T0 + 10_000);
+        expect(await store.rate([search], T0 + 10_000)).toEqual({ ok: true });
+        expect(await store.rate([search], T0 + 10_000)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 2000 } });
+        expect(typeof store.refund).toBe('function');
+      });
+
+      it('reads a TAT further ahead than burst x interval (a clock stepped back) as a full burst, not as the step', async () => {
+        const limit = { key: key('rate:plan'), intervalMs: 1000, burst: 7 };
+        expect(await store.rate([limit], T0 + 3_600_000)).toEqual({ ok: true });
+        // An hour back: one interval to wait at most, as for any key that just used its burst.
+        expect(await store.rate([limit], T0)).toEqual({ ok: false, error: { index: 0, retryAfterMs: 1000 } });
+        expect(await store.rate([limit], T0 + 1000)).toEqual({ ok: true });
+      });
+
       it('keeps keys apart', async () => {
         const a = { key: key('rate:a'), intervalMs: 1000, burst: 1 };
         const b = { key: key('rate:b'), intervalMs: 1000, burst: 1 };
