@@ -170,13 +170,16 @@ function webhookConfig(env: NodeJS.ProcessEnv): { url: string; secret: string } 
   if (url === undefined && secret === undefined) return undefined;
   if (url === undefined) throw new ConfigError('TOLLGATE_WEBHOOK_SECRET is set without TOLLGATE_WEBHOOK_URL: set both, or neither');
   if (secret === undefined) throw new ConfigError('TOLLGATE_WEBHOOK_URL is set without TOLLGATE_WEBHOOK_SECRET: set both, or neither');
-  let protocol: string;
+  let parsed: URL | undefined;
   try {
-    protocol = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
-    protocol = '';
+    parsed = undefined;
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError('TOLLGATE_WEBHOOK_URL must be an http:// or https:// URL');
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:') throw new ConfigError('TOLLGATE_WEBHOOK_URL must be an http:// or https:// URL');
+  // fetch refuses a URL with credentials, quoting it whole in its error: a token goes in the path or query.
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new ConfigError('TOLLGATE_WEBHOOK_URL must not carry a user or password: put a token in its path or query, and sign with TOLLGATE_WEBHOOK_SECRET');
   if (secret.length < 16 || /\s/.test(secret)) throw new ConfigError('TOLLGATE_WEBHOOK_SECRET must be at least 16 characters without spaces');
   return { url, secret };
 }

@@ -151,6 +151,19 @@ describe('webhook deliveries', () => {
     expect(webhooks.pending).toBe(0);
   });
 
+  it('a failure whose message quotes the URL logs the origin in its place, never the path or query', async () => {
+    const logs: Record<string, unknown>[] = [];
+    const url = 'https://hooks.example.test/in/T0k3nInPath?sig=S3cretQuery';
+    const fetch: typeof globalThis.fetch = async () => {
+      throw new TypeError(`Failed to parse URL from ${url}`, { cause: { code: 'ERR_INVALID_URL' } });
+    };
+    const webhooks = sender(url, logs, { fetch, maxAttempts: 1 });
+    webhooks.send(event());
+    await expect.poll(() => webhooks.counts.failed, { timeout: 5_000 }).toBe(1);
+    expect(logs[0]?.error).toBe('Failed to parse URL from https://hooks.example.test (ERR_INVALID_URL)');
+    expect(JSON.stringify(logs)).not.toMatch(/T0k3nInPath|S3cretQuery/);
+  });
+
   it('an outage logs at most 20 failure lines every 10 seconds; the counters have them all', async () => {
     const port = await freePort();
     const logs: Record<string, unknown>[] = [];
@@ -320,6 +333,11 @@ describe('the reference server with webhooks', () => {
     expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: 'https://example.test/hook' })).toThrow(/without TOLLGATE_WEBHOOK_SECRET/);
     expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_SECRET: SECRET })).toThrow(/without TOLLGATE_WEBHOOK_URL/);
     expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: 'ftp://example.test', TOLLGATE_WEBHOOK_SECRET: SECRET })).toThrow(/http/);
+    // A user or password in the URL: fetch refuses such a URL (its error quotes it), so it is refused here, unquoted.
+    for (const url of ['https://hookuser:S3cretTok3n@example.test/hook', 'https://S3cretTok3n@example.test/hook']) {
+      expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: url, TOLLGATE_WEBHOOK_SECRET: SECRET })).toThrow(/user or password/);
+      expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: url, TOLLGATE_WEBHOOK_SECRET: SECRET })).not.toThrow(/S3cretTok3n/);
+    }
     expect(() => loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: 'https://example.test', TOLLGATE_WEBHOOK_SECRET: 'short' })).toThrow(/at least 16 characters/);
     try {
       loadConfig({ ...base, TOLLGATE_WEBHOOK_URL: 'https://example.test', TOLLGATE_WEBHOOK_SECRET: 'short secret' });

@@ -196,7 +196,7 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
       await response.body?.cancel().catch(() => {});
       if (response.status < 200 || response.status > 299) failure = { status: response.status };
     } catch (error) {
-      failure = controller.signal.aborted ? { error: closing ? 'cut at shutdown' : `timeout after ${timeoutMs} ms` } : { error: describe(error) };
+      failure = controller.signal.aborted ? { error: closing ? 'cut at shutdown' : `timeout after ${timeoutMs} ms` } : { error: describe(error, target) };
     } finally {
       clearTimeout(deadline);
       inFlight.delete(controller);
@@ -318,9 +318,13 @@ export function createWebhooks(options: WebhookOptions): Webhooks {
   };
 }
 
-/** An error for the log: its name, message and the cause's code (ECONNREFUSED), nothing else. */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+/**
+ * An error for the log: its message and the cause's code (ECONNREFUSED), nothing else; any URL the
+ * message quotes (fetch's own errors do) shown as `target`, its origin: a path or query may carry a token.
+ */
+function describe(error: unknown, target: string): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const message = text.replace(/\bhttps?:\/\/\S+/gi, target);
+  const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+  return typeof code === 'string' ? `${message} (${code})` : message;
 }
