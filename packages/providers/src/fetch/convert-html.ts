@@ -1,4 +1,6 @@
 import TurndownService from 'turndown';
+import { htmlToPlainText } from './html-to-plain-text';
+import { measureHtml } from './measure-html';
 
 /** An HTML page turned into readable content. */
 export interface ConvertedHtml {
@@ -73,15 +75,27 @@ function absolute(href: string | null, base: string): string | undefined {
 }
 
 /**
+ * Past these a page is not given to the DOM and turndown but read as text
+ * ({@link htmlToPlainText}): their time grows with the square of the nesting (and of an ordered
+ * list's length in turndown's own rule, replaced here), they recurse per level (a few thousand
+ * overflow the stack), and the conversion runs on the event loop, where no deadline can stop it.
+ * Real pages stay far below: a long encyclopaedia article has some 30,000 elements, nested 30 deep.
+ */
+export const HTML_CONVERSION_LIMITS = { elements: 100_000, depth: 128 } as const;
+
+/**
  * Turns an HTML page into clean markdown (or plain text) with turndown: the title from `<title>`;
  * scripts, styles, navigation, forms and other chrome removed; the `<main>` (else top-level
- * `<article>`s) content preferred when present; links made absolute against `baseUrl`.
+ * `<article>`s) content preferred when present; links made absolute against `baseUrl`. A page past
+ * {@link HTML_CONVERSION_LIMITS}, or one the conversion fails on, is given as its text.
  *
  * @example
  * convertHtml('<title>T</title><main><h1>Hi</h1></main>', 'markdown', 'https://example.com/');
  * // { title: 'T', content: '# Hi' }
  */
 export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: string): ConvertedHtml {
+  const measured = measureHtml(html, HTML_CONVERSION_LIMITS);
+  if (measured.elements > HTML_CONVERSION_LIMITS.elements || measured.depth > HTML_CONVERSION_LIMITS.depth) return htmlToPlainText(html);
   const service = new TurndownService({
     headingStyle: 'atx',
     codeBlockStyle: 'fenced',
@@ -108,12 +122,51 @@ export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: 
       return `\n\n${content}\n\n`;
     },
   });
+  useLinearListItems(service);
   if (format === 'text') useTextRules(service);
   else useMarkdownLinkRules(service, baseUrl);
 
-  const whole = service.turndown(html);
+  let whole: string;
+  try {
+    whole = service.turndown(html);
+  } catch {
+    // What the limits did not foresee (a stack overflow in the DOM): the page is still read.
+    return htmlToPlainText(html);
+  }
   const chosen = mains.length > 0 ? mains.join('\n\n') : articles.length > 0 ? articles.join('\n\n') : whole;
   return { title, content: tidy(chosen) };
+}
+
+/**
+ * turndown's own list item rule, but numbering an ordered list's items as they come (turndown
+ * visits siblings in order) instead of `indexOf` over the list's children: linear in a list's length.
+ */
+function useLinearListItems(service: TurndownService): void {
+  const numbered = new Map<Node, number>();
+  service.addRule('listItem', {
+    filter: 'li',
+    replacement: (content, node, options) => {
+      let prefix = `${options.bulletListMarker}   `;
+      const parent = node.parentNode as Element | null;
+      if (parent?.nodeName === 'OL') {
+        const index = numbered.get(parent) ?? 0;
+        numbered.set(parent, index + 1);
+        const start = parent.getAttribute('start');
+        prefix = `${start ? Number(start) + index : index + 1}.  `;
+      }
+      const body = trimNewlines(content) + (content.endsWith('\n') ? '\n' : '');
+      return prefix + body.replace(/\n/g, `\n${' '.repeat(prefix.length)}`) + (node.nextSibling ? '\n' : '');
+    },
+  });
+}
+
+/** `text` without its leading and trailing line breaks, in linear time (a regular expression for the trailing ones is not). */
+function trimNewlines(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) === 10) start++;
+  while (end > start && text.charCodeAt(end - 1) === 10) end--;
+  return text.slice(start, end);
 }
 
 function useMarkdownLinkRules(service: TurndownService, baseUrl: string): void {
