@@ -27,6 +27,13 @@ async function events(response: Response): Promise<Record<string, any>[]> {
     });
 }
 
+/** The text a Responses stream's `response.output_text.delta` events carried. */
+const textOf = (list: Record<string, any>[]) =>
+  list
+    .filter((event) => event.type === 'response.output_text.delta')
+    .map((event) => event.delta)
+    .join('');
+
 describe('POST /v1/responses, chat translation', () => {
   it('answers the response object; usage from the upstream; charged as chat; started headers', async () => {
     const t = await setup({ fakeOptions: { reply: TEN, cachedTokens: 1 } });
@@ -69,12 +76,7 @@ describe('POST /v1/responses, chat translation', () => {
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const list = await events(response);
     expect(list.map((event) => event.sequence_number)).toEqual(list.map((_, index) => index));
-    expect(
-      list
-        .filter((event) => event.type === 'response.output_text.delta')
-        .map((event) => event.delta)
-        .join(''),
-    ).toBe(TEN);
+    expect(textOf(list)).toBe(TEN);
     expect(list.at(-1)).toMatchObject({ type: 'response.completed', response: { status: 'completed', usage: { input_tokens: 3, output_tokens: 10 } } });
     await t.gateway.idle();
     expect((await t.balance()).balance).toBe(before.balance - cost(3, 10));
@@ -84,10 +86,7 @@ describe('POST /v1/responses, chat translation', () => {
     const t = await setup({ fakeOptions: { reply: TEN, faults: [{ kind: 'cut', afterChunks: 4 }] } });
     const before = await t.balance();
     const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
-    const delivered = list
-      .filter((event) => event.type === 'response.output_text.delta')
-      .map((event) => event.delta)
-      .join('');
+    const delivered = textOf(list);
     const last = list.at(-1);
     expect(last).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'upstream_error' } } });
     // No usage came: the prompt estimate (12 ASCII bytes / 4 = 3, plus 4 for the message) and the delivered text.
@@ -112,10 +111,7 @@ describe('POST /v1/responses, chat translation', () => {
       const t = await setup({ providers: { local: openaiCompatible({ baseURL: 'http://odd.test/v1', apiKey: UPSTREAM_KEY, fetch }) }, models: testModels() });
       const before = await t.balance();
       const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
-      const delivered = list
-        .filter((event) => event.type === 'response.output_text.delta')
-        .map((event) => event.delta)
-        .join('');
+      const delivered = textOf(list);
       expect([delivered, list.at(-1)?.type]).toEqual([sent, 'response.failed']);
       await t.gateway.idle();
       const after = await t.balance();
@@ -214,10 +210,7 @@ describe('POST /v1/responses, native failures', () => {
     const t = await setup({ providers: { local: provider }, models: testModels() });
     const before = await t.balance();
     const list = await events(await t.post('/v1/responses', { model: 'fast', input: 'Count to ten', stream: true }));
-    const delivered = list
-      .filter((event) => event.type === 'response.output_text.delta')
-      .map((event) => event.delta)
-      .join('');
+    const delivered = textOf(list);
     expect(delivered.length).toBeGreaterThan(0);
     expect(list.map((event) => event.sequence_number)).toEqual(list.map((_, index) => index));
     const last = list.at(-1);

@@ -154,6 +154,17 @@ describe('openaiRawReply: delivered text', () => {
   });
 });
 
+/** Reads a body to its end; what the read that failed threw (undefined when none did). */
+async function readToFailure(body: ReadableStream<Uint8Array>): Promise<unknown> {
+  const reader = body.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read());
+  } catch (caught) {
+    return caught;
+  }
+  return undefined;
+}
+
 describe('openaiRawReply: bounded', () => {
   it('a whole reply past 64 MiB, or a stream’s event that never ends, errors as upstream_error and lets the upstream go', async () => {
     const cases = [
@@ -163,13 +174,7 @@ describe('openaiRawReply: bounded', () => {
     ];
     for (const { stream, call } of cases) {
       const reply = openaiRawReply(call.call, stream, undefined);
-      const reader = reply.body.getReader();
-      let error: unknown;
-      try {
-        for (let read = await reader.read(); !read.done; read = await reader.read());
-      } catch (caught) {
-        error = caught;
-      }
+      const error = await readToFailure(reply.body);
       expect(error).toBeInstanceOf(ProviderError);
       expect((error as ProviderError).code).toBe('upstream_error');
       expect(call.state).toMatchObject({ aborted: 1, cancelled: 1 });
@@ -183,13 +188,7 @@ describe('openaiRawReply: bounded', () => {
     // Under the bound while it arrives; its last line, flushed at the end of the body, takes it over.
     const call = upstreamCall([chunk({ content: 'Hi' }), `data: ${'a'.repeat(DEFAULT_MAX_EVENT_LENGTH - 10)}\n`, `data: ${'b'.repeat(20)}`]);
     const reply = openaiRawReply(call.call, true, undefined);
-    const reader = reply.body.getReader();
-    let error: unknown;
-    try {
-      for (let read = await reader.read(); !read.done; read = await reader.read());
-    } catch (caught) {
-      error = caught;
-    }
+    const error = await readToFailure(reply.body);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).code).toBe('upstream_error');
     expect(call.state).toMatchObject({ aborted: 1, unlinked: 1 });
