@@ -49,10 +49,12 @@ export async function handleImages(runtime: Runtime, context: MeteredContext): P
   // A provider may return more than n: extra images are neither delivered nor charged. The media
   // type comes from the bytes, never from the upstream's label; bytes that are no known image are
   // not an image delivered (and not paid for).
-  const data = result.value.slice(0, request.n).flatMap((image) => {
-    const mime = sniffBase64ImageType(image.b64_json);
-    return mime === undefined ? [] : [{ b64_json: image.b64_json, mime_type: mime }];
-  });
+  const data = result.value
+    .flatMap((image) => {
+      const mime = sniffBase64ImageType(image.b64_json);
+      return mime === undefined ? [] : [{ b64_json: image.b64_json, mime_type: mime }];
+    })
+    .slice(0, request.n);
   if (data.length === 0) return failed(runtime, context, hold, started, new GatewayError('upstream_error'));
   const cost = imageCostMicros(model.price, request.reference_images.length) * data.length;
   context.log.costMicros = cost;

@@ -133,7 +133,7 @@ describe('the request: n, aspect_ratio, resolution, quality, response_format, un
     const one = await image(t, {});
     expect(one.status).toBe(200);
     expect(((await one.json()) as ImageReply).data).toHaveLength(1);
-    expect(t.fake.requests[0]!.body).toEqual({ model: 'gpt-image-1', prompt: 'A lighthouse at dusk', n: 1, size: '1024x1024', response_format: 'b64_json' });
+    expect(t.fake.requests[0]!.body).toEqual({ model: 'gpt-image-1', prompt: 'A lighthouse at dusk', n: 1, size: '1024x1024' });
     const four = await image(t, { n: 4 });
     expect(((await four.json()) as ImageReply).data).toHaveLength(4);
     expect(await t.balance()).toEqual({ balance: START - 5 * PAINTER, held: 0, available: START - 5 * PAINTER });

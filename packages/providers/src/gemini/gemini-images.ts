@@ -1,3 +1,4 @@
+import { sniffBase64ImageType } from '@tollgate/validator';
 import { ProviderError, type CallOptions, type GeneratedImage, type ProviderImageRequest } from '../provider';
 import { parseDataUrl } from '../http/parse-data-url';
 import type { GeminiPart, GeminiRequest, GeminiResponse } from './gemini-api';
@@ -13,7 +14,8 @@ export function convertToGeminiImageRequest(request: ProviderImageRequest): Gemi
   for (const url of request.reference_images) {
     const data = parseDataUrl(url);
     if (data === undefined) throw new ProviderError('invalid_request', { accepted: false });
-    parts.push({ inlineData: { mimeType: data.mediaType, data: data.base64 } });
+    // The type of the bytes, not the label: Gemini refuses `image/jpg`, which clients send and the validator takes.
+    parts.push({ inlineData: { mimeType: sniffBase64ImageType(data.base64) ?? data.mediaType, data: data.base64 } });
   }
   parts.push({ text: request.prompt });
   return {

@@ -108,6 +108,13 @@ describe('gemini', () => {
       });
     });
 
+    it('sends a reference labelled image/jpg with the type of its bytes, image/jpeg (Gemini refuses image/jpg)', async () => {
+      const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).toString('base64');
+      const { fake, provider } = setup();
+      await provider.images!({ ...image, n: 1, reference_images: [`data:image/jpg;base64,${jpeg}`] }, { upstream: 'gemini-2.5-flash-image' });
+      expect(fake.requests[0]!.body.contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'image/jpeg', data: jpeg } });
+    });
+
     it('returns the images delivered when some calls fail, and throws when none delivers', async () => {
       const partly = setup({ faults: [{ kind: 'status', status: 500 }] });
       expect(await partly.provider.images!({ ...image, resolution: '1k' }, { upstream: 'gemini-2.5-flash-image' })).toHaveLength(1);

@@ -42,11 +42,12 @@ describe('readOpenAIImages', () => {
     expect(images.map((image) => image.mime_type)).toEqual(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
   });
 
-  it('refuses an image whose bytes are no known image type as upstream_error', () => {
+  it('leaves out an image whose bytes are no known image type; a reply with none left is upstream_error', () => {
     for (const b64_json of [b64([1, 2, 3]), '!!', '']) {
+      expect(readOpenAIImages({ data: [{ b64_json: PNG }, { b64_json }] })).toEqual([{ b64_json: PNG, mime_type: 'image/png' }]);
       const error = (() => {
         try {
-          readOpenAIImages({ data: [{ b64_json: PNG }, { b64_json }] });
+          readOpenAIImages({ data: [{ b64_json }] });
         } catch (caught) {
           return caught;
         }
@@ -76,7 +77,7 @@ describe('openaiCompatible: images', () => {
     expect(sent).toEqual([
       {
         url: 'http://fake/v1/images/generations',
-        body: { model: 'gpt-image-1', prompt: 'a cat', n: 2, size: '1536x1024', response_format: 'b64_json', quality: 'high' },
+        body: { model: 'gpt-image-1', prompt: 'a cat', n: 2, size: '1536x1024', quality: 'high' },
       },
     ]);
   });
@@ -104,7 +105,10 @@ describe('openaiCompatible: images against fakeOpenAI', () => {
     const provider = openaiCompatible({ baseURL: 'http://fake/v1', apiKey: 'k', fetch: upstream.fetch });
     const images = await provider.images!({ prompt: 'a cat', n: 2, aspect_ratio: '1:1', resolution: '1k', reference_images: [] }, { upstream: 'gpt-image-1' });
     expect(images.map((image) => image.mime_type)).toEqual(['image/png', 'image/png']);
-    expect(upstream.requests[0]!.body).toMatchObject({ size: '1024x1024', n: 2, response_format: 'b64_json' });
+    // gpt-image-* answer base64 and refuse response_format; other models are asked for it.
+    expect(upstream.requests[0]!.body).toEqual({ model: 'gpt-image-1', prompt: 'a cat', size: '1024x1024', n: 2 });
+    await provider.images!({ prompt: 'a cat', n: 1, aspect_ratio: '1:1', resolution: '1k', reference_images: [] }, { upstream: 'dall-e-3' });
+    expect(upstream.requests[1]!.body).toMatchObject({ model: 'dall-e-3', response_format: 'b64_json' });
   });
 
   it('gets a PNG of the asked ratio from a compatible server, and refuses bytes that are not an image', async () => {

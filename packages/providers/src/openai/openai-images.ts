@@ -26,29 +26,34 @@ export function openaiImageSize(aspectRatio: string, resolution: string, upstrea
   return `${width}x${height}`;
 }
 
-/** The upstream body of an image request. Reference images are not sent: the generations endpoint takes none. */
+/**
+ * The upstream body of an image request. Reference images are not sent: the generations endpoint
+ * takes none. `response_format: 'b64_json'` for every model but OpenAI's `gpt-image-*`, which
+ * always answer base64 and refuse the field (400 `unknown_parameter`).
+ */
 export function convertToOpenAIImageRequest(request: ProviderImageRequest, upstream: string): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: upstream,
     prompt: request.prompt,
     n: request.n,
     size: openaiImageSize(request.aspect_ratio, request.resolution, upstream),
-    response_format: 'b64_json',
   };
+  if (!/^gpt-image-/.test(upstream)) body.response_format = 'b64_json';
   if (request.quality !== undefined) body.quality = request.quality;
   return body;
 }
 
 /**
- * The images of an OpenAI images reply, each with its media type sniffed from its bytes. A reply
- * without images, or an image whose bytes are no known image type, is an `upstream_error`: the
- * client is never handed bytes labelled with a type nobody checked.
+ * The images of an OpenAI images reply, each with its media type sniffed from its bytes; an image
+ * whose bytes are no known image type is left out (not delivered, not paid for: the client is never
+ * handed bytes labelled with a type nobody checked). A reply with no image left is an `upstream_error`.
  */
 export function readOpenAIImages(body: unknown): GeneratedImage[] {
   const { data } = checkReply(openaiImagesSchema, body, 200);
-  return data.map((item) => {
+  const images = data.flatMap((item) => {
     const mime = sniffBase64ImageType(item.b64_json);
-    if (mime === undefined) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
-    return { b64_json: item.b64_json, mime_type: mime };
+    return mime === undefined ? [] : [{ b64_json: item.b64_json, mime_type: mime }];
   });
+  if (images.length === 0) throw new ProviderError('upstream_error', { accepted: true, status: 200 });
+  return images;
 }

@@ -77,11 +77,16 @@ describe('brave', () => {
     expect(braveRetryAfter(new Headers())).toBeUndefined();
   });
 
-  it('maps a wrong key (401) to upstream_error without the key or body in the message', async () => {
+  it('maps a wrong key (422 SUBSCRIPTION_TOKEN_INVALID, as Brave answers it) to upstream_error without the key or body in the message', async () => {
     const upstream = fakeBrave({ apiKey: 'the-right-key' });
     const error = await failure(brave({ apiKey: 'wrong-key', fetch: upstream.fetch }).search!({ query: 'x', max_results: 5 }, call));
-    expect([error.code, error.status, error.accepted]).toEqual(['upstream_error', 401, false]);
-    expect(error.message).toBe('upstream failed: upstream_error (status 401)');
+    expect([error.code, error.status, error.accepted]).toEqual(['upstream_error', 422, false]);
+    expect(error.message).toBe('upstream failed: upstream_error (status 422)');
+    // A 401 (the token missing its plan, an older answer) is the operator's too.
+    const unauthorized = await failure(
+      brave({ apiKey: 'k', fetch: fakeBrave({ apiKey: 'k', faults: [{ kind: 'status', status: 401 }] }).fetch }).search!({ query: 'x', max_results: 5 }, call),
+    );
+    expect([unauthorized.code, unauthorized.accepted]).toEqual(['upstream_error', false]);
   });
 
   it.each([

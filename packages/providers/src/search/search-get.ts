@@ -1,4 +1,5 @@
 import { ProviderError } from '../provider';
+import { readErrorBody } from '../http/read-error-body';
 import { readJsonReply } from '../http/read-json-reply';
 import { parseRetryAfter, searchStatusError } from './search-error';
 
@@ -26,8 +27,10 @@ export async function searchGet(options: SearchGetOptions): Promise<unknown> {
     throw new ProviderError('upstream_unavailable', { accepted: false });
   }
   if (!response.ok) {
-    response.body?.cancel().catch(() => undefined);
     const retryAfter = parseRetryAfter(response.headers.get('retry-after')) ?? options.retryAfter?.(response.headers);
+    // A 400 or 422 is read (bounded) to tell the operator's key from the client's query.
+    if (response.status === 400 || response.status === 422) throw searchStatusError(response.status, retryAfter, await readErrorBody(response));
+    response.body?.cancel().catch(() => undefined);
     throw searchStatusError(response.status, retryAfter);
   }
   try {

@@ -29,7 +29,13 @@ async function errorOf(response: Response) {
 
 describe('fakeImagesHandler', () => {
   it('answers n real PNGs of the requested size, each different, with gpt-image-1 fields', async () => {
-    const response = await fakeImagesHandler(post({ model: 'gpt-image-1', prompt: 'a red fox', n: 2, size: '1024x576', response_format: 'b64_json' }), {
+    // gpt-image-1 answers base64 without being asked, and refuses response_format.
+    const asked = await fakeImagesHandler(post({ model: 'gpt-image-1', prompt: 'a red fox', response_format: 'b64_json' }));
+    expect([asked.status, (await asked.json()).error]).toEqual([
+      400,
+      { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' },
+    ]);
+    const response = await fakeImagesHandler(post({ model: 'gpt-image-1', prompt: 'a red fox', n: 2, size: '1024x576' }), {
       now: () => 1_700_000_000_500,
     });
     expect(response.status).toBe(200);

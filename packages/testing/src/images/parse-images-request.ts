@@ -68,6 +68,9 @@ export function parseImagesRequest(body: unknown): { ok: true; request: ImagesRe
       'invalid_value',
     );
   }
+  // gpt-image-* always answer base64 and refuse the field, as OpenAI does.
+  if (response_format !== undefined && model.startsWith('gpt-image-'))
+    return refuse('response_format', "Unknown parameter: 'response_format'.", 'unknown_parameter');
   if (response_format !== undefined && response_format !== 'b64_json') {
     return refuse('response_format', `Invalid value: '${String(response_format)}'. This fake returns images inline only: 'b64_json'.`, 'invalid_value');
   }

@@ -26,14 +26,14 @@ describe('fakeBrave', () => {
     expect(plain.web.results[0].description).toBe('Result 1 of the fake index for hello: a page that talks about hello.');
   });
 
-  it('refuses a wrong token with 401 and a missing one with 422, in ErrorResponse shape', async () => {
+  it('refuses a wrong token and a missing one with 422 (SUBSCRIPTION_TOKEN_INVALID, VALIDATION), in ErrorResponse shape', async () => {
     const upstream = fakeBrave({ now: () => 1_700_000_000_000 });
     const wrong = await upstream.fetch(`${BASE}?q=x`, { headers: { 'x-subscription-token': 'nope' } });
     expect([wrong.status, await wrong.json()]).toEqual([
-      401,
+      422,
       {
         type: 'ErrorResponse',
-        error: { id: expect.any(String), status: 401, code: 'SUBSCRIPTION_TOKEN_INVALID', detail: 'The provided subscription token is invalid.', meta: {} },
+        error: { id: expect.any(String), status: 422, code: 'SUBSCRIPTION_TOKEN_INVALID', detail: 'The provided subscription token is invalid.', meta: {} },
         time: 1_700_000_000,
       },
     ]);

@@ -92,7 +92,8 @@ export function fakeBrave(options: FakeBraveOptions = {}): FakeUpstream {
     if (token === null || token === '') {
       return error(422, { meta: { errors: [{ type: 'missing', loc: ['header', 'x-subscription-token'], msg: 'Field required', input: null }] } });
     }
-    if (token !== apiKey) return error(401);
+    // As Brave answers a wrong or lapsed token: 422, not 401.
+    if (token !== apiKey) return error(422, { code: 'SUBSCRIPTION_TOKEN_INVALID', detail: 'The provided subscription token is invalid.' });
     if (fault?.kind === 'status') return statusFault(fault);
     const query = url.searchParams.get('q') ?? '';
     const count = Number(url.searchParams.get('count') ?? '20');
