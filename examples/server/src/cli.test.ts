@@ -227,6 +227,15 @@ describe('tollgate CLI', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--plan must be free, plus, pro or max');
     expect((await cli(dir, 'frobnicate')).status).toBe(2);
+    // An option the command does not read is refused before anything is done: a misspelt key must not credit twice.
+    const account = (await json<{ id: string }>(dir, 'accounts', 'create', '--json')).id;
+    const typo = await cli(dir, 'credits', 'add', '--account', account, '--credits', '1', '--idempotency_key', 'pay-77');
+    expect([typo.status, typo.stderr]).toEqual([2, 'tollgate: unknown option --idempotency_key for "credits add" (see tollgate --help)\n']);
+    expect((await json<{ balance: number }>(dir, 'usage', '--account', account, '--json')).balance).toBe(0);
+    // `--name=value` keeps everything after the first `=`: two keys that differ after it are two credits.
+    for (const key of ['order=1', 'order=2'])
+      expect((await cli(dir, 'credits', 'add', `--account=${account}`, '--credits=1', `--idempotency-key=${key}`)).status).toBe(0);
+    expect((await json<{ balance: number }>(dir, 'usage', '--account', account, '--json')).balance).toBe(20_000);
   });
 });
 

@@ -48,6 +48,7 @@ export async function main(argv: string[], out: (text: string) => void = (text) 
       out(USAGE);
       return command === undefined && flags.help !== true ? 2 : 0;
     }
+    checkFlags(`${command} ${command === 'serve' || command === 'usage' ? '' : (sub ?? '')}`.trim(), flags);
     const config = loadConfig();
     if (command === 'serve') return await serveCommand(config);
     const store = await openStore(config);
@@ -88,8 +89,16 @@ async function serveCommand(config: ReturnType<typeof loadConfig>): Promise<numb
       () => process.exit(1),
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // A second signal while stopping (Ctrl-C under npm delivers two) does not cut the shutdown short:
+  // the grace period bounds it, and it settles every request in flight.
+  let stopping = false;
+  const once = () => {
+    if (stopping) return;
+    stopping = true;
+    stop();
+  };
+  process.on('SIGINT', once);
+  process.on('SIGTERM', once);
   return await new Promise<number>(() => {});
 }
 
@@ -277,6 +286,33 @@ function table(head: string[], rows: string[][]): string {
 
 type Flags = Record<string, string | true>;
 
+/** The options each command reads (`--json` and `--help` go with all): any other is a usage error, not a silent no-op. */
+const COMMAND_FLAGS: Record<string, readonly string[]> = {
+  serve: [],
+  'accounts create': ['plan'],
+  'accounts list': ['limit', 'cursor'],
+  'accounts get': [],
+  'accounts set-state': [],
+  'accounts set-plan': [],
+  'credits add': ['account', 'credits', 'idempotency-key'],
+  'keys create': ['account', 'name'],
+  'keys list': ['account'],
+  'keys get': [],
+  'keys rename': [],
+  'keys revoke': [],
+  'keys budget': ['micros', 'period', 'clear'],
+  usage: ['account', 'limit'],
+};
+
+/** Refuses an option the command does not read (a misspelt `--idempotency_key` must not credit twice). Unknown commands are left to their own message. */
+function checkFlags(command: string, flags: Flags): void {
+  const known = COMMAND_FLAGS[command];
+  if (known === undefined) return;
+  for (const name of Object.keys(flags)) {
+    if (name !== 'json' && name !== 'help' && !known.includes(name)) throw new UsageError(`unknown option --${name} for "${command}" (see tollgate --help)`);
+  }
+}
+
 function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
   const positional: string[] = [];
   const flags: Flags = {};
@@ -284,7 +320,10 @@ function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
     const token = argv[index] ?? '';
     if (token === '-h') flags.help = true;
     else if (token.startsWith('--')) {
-      const [name, inline] = token.slice(2).split('=', 2) as [string, string | undefined];
+      // `--name=value`: the value is everything after the first `=` (a key such as `order=1` kept whole).
+      const equals = token.indexOf('=');
+      const name = equals < 0 ? token.slice(2) : token.slice(2, equals);
+      const inline = equals < 0 ? undefined : token.slice(equals + 1);
       if (inline !== undefined) flags[name] = inline;
       else if (name === 'json' || name === 'help') flags[name] = true;
       else {

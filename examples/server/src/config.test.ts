@@ -71,6 +71,10 @@ describe('loadConfig', () => {
       writeFileSync(file, JSON.stringify({ port: 9000, maxInFlight: 50 }));
       expect(loadConfig({ TOLLGATE_CONFIG: file })).toMatchObject({ port: 9000, maxInFlight: 50 });
       expect(loadConfig({ TOLLGATE_CONFIG: file, PORT: '9100' }).port).toBe(9100);
+      // An empty string in the file is unset, as in the environment: never a 0 that skips the minimum.
+      writeFileSync(file, JSON.stringify({ sharedSearchFetchPerMinute: '', maxInFlight: '', lowBalanceMicros: '', port: '' }));
+      const blank = loadConfig({ TOLLGATE_CONFIG: file });
+      expect([blank.sharedSearchFetchPerMinute, blank.maxInFlight, blank.lowBalanceMicros, blank.port]).toEqual([undefined, undefined, undefined, 8080]);
       writeFileSync(file, JSON.stringify({ prot: 9000 }));
       expect(() => loadConfig({ TOLLGATE_CONFIG: file })).toThrow('TOLLGATE_CONFIG: unknown setting "prot"');
       writeFileSync(file, '{ nope');

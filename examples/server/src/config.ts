@@ -108,8 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ConfigError('TOLLGATE_CONFIG: the file must hold a JSON object');
     for (const key of Object.keys(file)) if (!FILE_KEYS.has(key)) throw new ConfigError(`TOLLGATE_CONFIG: unknown setting "${key}"`);
   }
-  // A variable set to the empty string counts as unset, so `FOO=` never means 0.
-  const pick = (envName: string, key: string): unknown => (env[envName] === '' ? undefined : env[envName]) ?? file[key];
+  // A variable or a file value set to the empty string counts as unset, so `FOO=` or `"foo": ""` never means 0.
+  const pick = (envName: string, key: string): unknown => (env[envName] === '' ? undefined : env[envName]) ?? (file[key] === '' ? undefined : file[key]);
   const config: ServerConfig = {
     port: integer(pick('PORT', 'port'), 'PORT', 8080, 0, 65535),
     host: string(pick('HOST', 'host'), 'HOST') ?? '127.0.0.1',
