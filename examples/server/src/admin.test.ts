@@ -82,6 +82,17 @@ describe('admin port', () => {
     await reader.cancel();
   });
 
+  it('answers /health 503 while the store does not answer, naming it: a load balancer takes the instance out', async () => {
+    const server = await start({ ADMIN_PORT: String(await freePort()) });
+    expect((await fetch(`${server.adminUrl}/health`)).status).toBe(200);
+    await server.store.close?.();
+    const health = await fetch(`${server.adminUrl}/health`);
+    expect([health.status, await health.json()]).toEqual([
+      503,
+      { status: 'unavailable', version: 'tollgate/0.1.0', active: 0, simulator: true, down: ['store'] },
+    ]);
+  });
+
   it('counts requests by path, status and code, charges as the ledger does, and keeps the histogram consistent', async () => {
     const server = await start({ ADMIN_PORT: String(await freePort()) });
     const account = await accountOf(server);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { withinDeadline } from '@tollgate/core';
 import { createAdminApi, createGateway, DEFAULT_STREAM_IDLE_TIMEOUT_MS, type Gateway, type RequestLog } from '@tollgate/gateway';
 import { createPageFetcher } from '@tollgate/providers';
 import type { Store } from '@tollgate/billing';
@@ -145,7 +146,24 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let adminUrl: string | undefined;
   if (config.adminPort !== 0) {
     const app = new Hono();
-    app.get('/health', (c) => c.json({ status: 'ok', version: config.version, active: gateway.active, simulator: catalogue.simulator }));
+    // A load balancer's check: 503 while the store or the limiter store does not answer (every paid
+    // request would be a 503 then), each asked one cheap read with a 2 s deadline.
+    const probe = async (read: () => Promise<unknown>): Promise<boolean> => {
+      try {
+        return (await withinDeadline(read(), 2_000)).ok;
+      } catch {
+        return false;
+      }
+    };
+    app.get('/health', async (c) => {
+      const [storeUp, limiterUp] = await Promise.all([
+        probe(() => store.getAccount('acc_health_probe')),
+        probe(() => limiter.inFlight('{$health}:probe', Date.now())),
+      ]);
+      const down = [...(storeUp ? [] : ['store']), ...(limiterUp ? [] : ['limiter'])];
+      const body = { status: down.length === 0 ? 'ok' : 'unavailable', version: config.version, active: gateway.active, simulator: catalogue.simulator };
+      return down.length === 0 ? c.json(body) : c.json({ ...body, down }, 503);
+    });
     app.get('/metrics', (c) =>
       c.text(metrics.render(gateway.active) + (webhooks?.renderMetrics() ?? ''), 200, { 'content-type': 'text/plain; version=0.0.4' }),
     );
