@@ -288,6 +288,20 @@ describe('loadCatalogue with a file', () => {
     expect(errorOf({ providers, models: [chatModel({ max_output_tokens: 0 })] })).toBe(noOutput);
     expect(errorOf({ providers, models: [chatModel({ max_output_tokens: 1.5 })] })).toBe(noOutput);
     expect(errorOf({ providers, models: [chatModel({ max_output_tokens: '4096' })] })).toBe(noOutput);
+    // References its provider never sends would be paid for and never seen: only gemini sends them.
+    const painter = { id: 'painter', type: 'image', price: { micros_per_image: 40_000, micros_per_reference: 5_000 }, max_reference_images: 2 };
+    const withGemini = { ...providers, google: { kind: 'gemini' } };
+    expect(errorOf({ providers: withGemini, models: [{ ...painter, provider: 'google', routes: [{ provider: 'local' }] }] })).toBe(
+      'model painter: provider "local" does not send reference images: set "max_reference_images" to 0, or route to a gemini provider',
+    );
+    const path = file({
+      providers: withGemini,
+      models: [
+        { ...painter, provider: 'google' },
+        { ...painter, id: 'plain', provider: 'local', max_reference_images: 0 },
+      ],
+    });
+    expect(loadCatalogue(path, {}).models.map((model) => model.id)).toEqual(['painter', 'plain']);
   });
 
   it('refuses characters that are not an array of non-empty strings', () => {

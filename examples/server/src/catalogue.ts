@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type ChatModelConfig, isPlan, type ModelConfig } from '@tollgate/core';
+import { type ChatModelConfig, isPlan, type ModelConfig, modelRoutes } from '@tollgate/core';
 import { anthropic, brave, gemini, openaiCompatible, searxng, type Provider, type ProviderSettings } from '@tollgate/providers';
 import { createUpstreamFetch } from '@tollgate/node';
 import { fakeOpenAI, fakeSearxng } from '@tollgate/testing';
@@ -154,8 +154,8 @@ export function simulatorCatalogue(): Catalogue {
         tier: 'anon',
         label: 'Local simulator: image (not a real model)',
         plan: 'free',
+        // No references: the simulator's OpenAI-compatible images endpoint would never see them.
         price: { micros_per_image: 40_000, micros_per_reference: 10_000 },
-        max_reference_images: 4,
         resolutions: ['1k', '2k'],
         qualities: ['low', 'medium', 'high'],
       },
@@ -306,6 +306,18 @@ function readCatalogueFile(path: string, env: NodeJS.ProcessEnv, upstreamFetch: 
     if (config.plan !== undefined && !isPlan(config.plan)) fail(`model ${config.id}: "plan" must be free, plus, pro or max`);
     if (config.type === 'chat' && !(Number.isSafeInteger(config.max_output_tokens) && (config.max_output_tokens ?? 0) >= 1)) {
       fail(`model ${config.id}: chat models need "max_output_tokens" (a positive integer)`);
+    }
+    // References its provider never sends would be paid for and never seen (an OpenAI-compatible
+    // generations endpoint takes none): only providers that send them (gemini) may serve them.
+    if (config.type === 'image' && (config.max_reference_images ?? 0) > 0) {
+      for (const route of modelRoutes(config)) {
+        const provider = Object.hasOwn(providers, route.provider) ? providers[route.provider] : undefined;
+        if (provider && !('referenceImages' in provider && provider.referenceImages === true)) {
+          fail(
+            `model ${config.id}: provider "${route.provider}" does not send reference images: set "max_reference_images" to 0, or route to a gemini provider`,
+          );
+        }
+      }
     }
     return config;
   });

@@ -162,15 +162,18 @@ if (!available && process.env.CI === 'true') {
       const rate = refused.filter((code) => code === 'rate_limit_exceeded').length;
       const concurrency = refused.filter((code) => code === 'concurrency_limit_exceeded').length;
       expect(rate + concurrency).toBe(12);
-      // At most the burst (plus the pace) passed the rate limit: 2 in flight, the rest refused for concurrency.
-      expect(2 + concurrency).toBeLessThanOrEqual(7 + Math.floor(elapsed / 1_000));
-      expect(2 + concurrency).toBeGreaterThanOrEqual(7);
+      // A request its slot refuses gives back what admit counted: at most the burst (plus the pace)
+      // is ever counted at once, so a rate refusal means 7 admissions were outstanding.
+      if (rate > 0) expect(concurrency).toBeGreaterThanOrEqual(5 - Math.floor(elapsed / 1_000));
       // The two admitted ones may still be on their way (hold, lease) when the last refusal lands.
       await expect.poll(() => fake.requests.length - before, { timeout: 10_000 }).toBe(2);
       gate.open();
       const codes = await Promise.all(pending);
       expect(codes.filter((code) => code === undefined)).toHaveLength(2);
       expect(await a.store.getBalance(id)).toEqual({ balance: 1_000_000 - 2 * COST, held: 0, available: 1_000_000 - 2 * COST });
+      // Only the two served consumed the burst of 7 (the refusals gave theirs back, through Redis):
+      // five more are admitted at once, on either instance.
+      for (let i = 0; i < 5; i++) expect(await codeOf(await chat(i % 2 === 0 ? a.url : b.url, key))).toBeUndefined();
       await expectLedgerAddsUp(id);
     }, 30_000);
 

@@ -145,6 +145,13 @@ export interface PassThroughChatProvider extends ChatProvider {
 export interface ImageProvider extends ProviderBase {
   /** Image generation; returns the delivered images. */
   images(request: ProviderImageRequest, options: CallOptions): Promise<GeneratedImage[]>;
+  /**
+   * Whether `images` sends the request's reference images to the model (Gemini does; an
+   * OpenAI-compatible generations endpoint takes none). Absent is false: a model that takes
+   * references (`max_reference_images` above 0) cannot route here, since they would be paid for
+   * and never seen.
+   */
+  readonly referenceImages?: boolean;
 }
 
 /** A provider of web search. */

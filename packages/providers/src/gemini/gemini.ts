@@ -39,6 +39,7 @@ export function gemini(settings: ProviderSettings = {}): ChatProvider & ImagePro
   return {
     kind: 'gemini',
     zeroDataRetention: settings.zeroDataRetention ?? false,
+    referenceImages: true,
     ...(settings.attest ? { attest: settings.attest } : {}),
 
     async chat(request, options): Promise<ChatCompletion> {
