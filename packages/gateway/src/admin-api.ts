@@ -2,6 +2,7 @@ import { MAX_PAGE_LIMIT, type Store } from '@tollgate/billing';
 import { parseJsonStrict, readBody } from '@tollgate/validator';
 import { type AdminActionsOptions, type AdminRefusal, type AdminResult, createAdminActions } from './admin-actions';
 import type { EventHook } from './events';
+import { trimOptionalWhitespace } from './trim-optional-whitespace';
 import { accountJson, balanceJson, entryJson, keyJson, parseUsageQuery, usageJson } from './admin-wire';
 
 /** Options of {@link createAdminApi}. */
@@ -310,7 +311,7 @@ function digest(text: string): Promise<Uint8Array> {
  */
 async function authorized(header: string | null, expected: Promise<Uint8Array>): Promise<boolean> {
   const bearer = header !== null && header.length > 7 && header.slice(0, 7).toLowerCase() === 'bearer ';
-  const presented = await digest(bearer ? header.slice(7).trim() : '');
+  const presented = await digest(bearer ? trimOptionalWhitespace(header.slice(7)) : '');
   const wanted = await expected;
   let difference = 0;
   for (let index = 0; index < wanted.length; index++) difference |= (wanted[index] as number) ^ (presented[index] as number);

@@ -2,6 +2,7 @@ import { GatewayError, type AccountState, type ErrorCode } from '@tollgate/core'
 import { hashKey, isServiceKey, type Store } from '@tollgate/billing';
 import type { AppPrincipal, Principal } from './gateway-options';
 import type { KeyCache } from './key-cache';
+import { trimOptionalWhitespace } from './trim-optional-whitespace';
 
 const STATE_CODES: Record<Exclude<AccountState, 'active'>, ErrorCode> = {
   disabled: 'account_disabled',
@@ -29,7 +30,8 @@ export async function authenticate(
 ): Promise<AuthResult> {
   const header = request.headers.get('authorization');
   if (header === null || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ') return fail('invalid_api_key');
-  const token = header.slice(7).trim();
+  // HTTP's optional whitespace only: a no-break space or a form feed beside a key is no whole sk_svc_ key.
+  const token = trimOptionalWhitespace(header.slice(7));
   if (token.length === 0) return fail('invalid_api_key');
   if (token.startsWith('sk_')) {
     if (!isServiceKey(token)) return fail('invalid_api_key');

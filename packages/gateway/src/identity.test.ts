@@ -83,6 +83,14 @@ describe('401: keys and tokens (spec Authentication 3-4)', () => {
       await expectRefusal(await t.post('/v1/chat/completions', chatBody(), { authorization: `Bearer ${token}` }), 'invalid_api_key');
     }
     await expectRefusal(await t.get('/v1/models', { authorization: `Bearer ${UNKNOWN_KEY}` }), 'invalid_api_key');
+    // Only HTTP's own whitespace (space, tab) around the token is dropped: a key with a no-break
+    // space, a vertical tab or a form feed beside it is not the whole key.
+    for (const header of [`Bearer ${t.key}\u00a0`, `Bearer ${t.key}\u000b`, `Bearer ${t.key}\u000c`]) {
+      await expectRefusal(await t.get('/v1/models', { authorization: header }), 'invalid_api_key');
+    }
+    // In front, the token no longer starts with sk_: not a key of the service at all.
+    await expectRefusal(await t.get('/v1/models', { authorization: `Bearer \u00a0${t.key}` }), 'invalid_token');
+    expect((await t.get('/v1/models', { authorization: `Bearer \t ${t.key} \t` })).status).toBe(200);
   });
 
   it('refuses a bearer token that is not a key of the service with invalid_token, asking for the whole sk_svc_ key', async () => {
