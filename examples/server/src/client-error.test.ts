@@ -111,6 +111,17 @@ describe('replies of the HTTP parser', () => {
     });
   });
 
+  it("a bad request pipelined behind a good one cuts the connection: its 400 never goes out as the good one's reply", async () => {
+    const reply = await raw(
+      server.port,
+      'GET /v1/models HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer sk_svc_0000000000000000000000000000000000000000000\r\n\r\n' +
+        'GET /x HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n',
+    );
+    expect(reply).not.toMatch(/^HTTP\/1\.1 400/);
+    // What went out, if anything, is the first request's own answer.
+    if (reply !== '') expect(parse(reply).status).toBe(401);
+  });
+
   it('a request without Host is served as HTTP/1.0 would be, not refused bare', async () => {
     const reply = parse(await raw(server.port, 'GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n'));
     expect(reply.status).toBe(401);

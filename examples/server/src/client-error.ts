@@ -68,10 +68,14 @@ export function answerClientError(version: string): (error: ClientError, socket:
   };
 }
 
-/** Node keeps the reply in progress on a socket as `_httpMessage`; once its headers went out the socket is mid-reply. */
+/**
+ * Node keeps the reply owed on a socket as `_httpMessage`. While there is one not finished (the reply
+ * to a request pipelined ahead of the bad one, its head out or not), an answer written now would go
+ * out as that request's reply: the connection is cut instead.
+ */
 function replyUnderWay(socket: Duplex): boolean {
   const message: unknown = Reflect.get(socket, '_httpMessage');
-  return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
+  return typeof message === 'object' && message !== null && Reflect.get(message, 'writableFinished') !== true;
 }
 
 function packetText(packet: unknown): string {

@@ -1,7 +1,7 @@
 import { type BodySource, type ByteSink, type LazyBody, leanReply } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { leanParts, leanResponse } from './lean-response';
-import type { FetchHandler } from './node-listener';
+import type { FetchHandler, NodeListenerOptions } from './node-listener';
 import { serveListener, until } from '../test/wire';
 
 const cleanups: (() => unknown)[] = [];
@@ -9,7 +9,7 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-const serve = (fetch: FetchHandler) => serveListener(fetch, cleanups);
+const serve = (fetch: FetchHandler, options?: NodeListenerOptions) => serveListener(fetch, cleanups, options);
 const encoder = new TextEncoder();
 
 /** A lazy body over a hand-written source (writes `chunks`, then ends) and a stream of the same text, counting what was asked of it. */
@@ -107,6 +107,22 @@ describe('createNodeListener and lean replies', () => {
     expect(reply.status).toBe(200);
     expect(await reply.text()).toBe('data: one\n\ndata: two\n\n');
     expect(asked).toEqual({ sources: 1, streams: 0, cancels: 0 });
+  });
+
+  it('a lazy body that ends at once, with a header node:http refuses, is answered 500 Internal Server Error', async () => {
+    const { lazy } = handLazyBody(['data: one\n\n']);
+    const phases: string[] = [];
+    const served = await serve((request) => (leanReply(request) as NonNullable<ReturnType<typeof leanReply>>)(lazy, 200, { 'x-bad': 'a\u0001b' }), {
+      onError: (_error, phase) => void phases.push(phase),
+    });
+    const reply = await fetch(`${served.url}/`);
+    expect([reply.status, reply.statusText, await reply.text(), reply.headers.get('x-bad')]).toEqual([
+      500,
+      'Internal Server Error',
+      'Internal Server Error',
+      null,
+    ]);
+    expect(phases).toEqual(['response']);
   });
 
   it('a lazy body that offers no source is read through its stream', async () => {

@@ -305,6 +305,23 @@ async function echoServer(): Promise<{ port: number; url: string }> {
 /** Listeners on the request's signal: a real Request made from it follows it with one. */
 const followers = (request: Request): number => getEventListeners(request.signal, 'abort').length;
 
+describe('createNodeListener: a client that leaves', () => {
+  it('with a pipelined request queued behind another: both see the abort (the queued reply never closes itself)', async () => {
+    const signals: AbortSignal[] = [];
+    const { port } = await serve(async (request) => {
+      signals.push(request.signal);
+      await sleep(2_000);
+      return new Response('late');
+    });
+    const client = await rawClient(port);
+    client.socket.write('GET /one HTTP/1.1\r\nHost: h\r\n\r\nGET /two HTTP/1.1\r\nHost: h\r\n\r\n');
+    await until(() => signals.length === 2);
+    client.socket.destroy();
+    await until(() => signals.every((signal) => signal.aborted));
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, true]);
+  });
+});
+
 describe('createNodeListener: the lightweight request', () => {
   it('is a Request answering method, url, headers, signal and body without making a real one; any other member makes one, once', async () => {
     const seen: Record<string, unknown> = {};

@@ -44,6 +44,7 @@ const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 const kExchange = Symbol('tollgate.exchange');
 
 type WithExchange = ServerResponse & { [kExchange]?: Exchange };
+type IncomingWithExchange = IncomingMessage & { [kExchange]?: Exchange };
 
 /**
  * A `request` listener for `http.createServer` that serves a web `fetch` handler: one lightweight
@@ -66,6 +67,8 @@ export function createNodeListener(fetch: FetchHandler, options: NodeListenerOpt
     const exchange = new Exchange(incoming, outgoing, onError, stallTimeoutMs);
     (outgoing as WithExchange)[kExchange] = exchange;
     outgoing.on('close', onOutgoingClose);
+    (incoming as IncomingWithExchange)[kExchange] = exchange;
+    incoming.on('close', onIncomingClose);
     let request: Request;
     try {
       request = newRequest(incoming, hostname, exchange);
@@ -102,6 +105,8 @@ class Exchange implements ByteSink {
   done = false;
   /** The client went away before the response finished. */
   gone = false;
+  /** {@link clientGone} ran: the client's leaving was handled (once). */
+  left = false;
   flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** Destroys the connection of a client that took nothing for `stallTimeoutMs` (armed while waiting for `drain`). */
   stallTimer: ReturnType<typeof setTimeout> | undefined;
@@ -141,7 +146,8 @@ class Exchange implements ByteSink {
     // A head node:http refused part-way leaves the headers it had set: none of them goes out.
     for (const name of outgoing.getHeaderNames()) outgoing.removeHeader(name);
     const text = phase === 'request' ? 'Bad Request' : 'Internal Server Error';
-    outgoing.writeHead(phase === 'request' ? 400 : 500, { 'content-type': 'text/plain; charset=utf-8', 'content-length': text.length });
+    // The reason phrase given: a head node:http refused has already set its own ('OK').
+    outgoing.writeHead(phase === 'request' ? 400 : 500, text, { 'content-type': 'text/plain; charset=utf-8', 'content-length': text.length });
     outgoing.end(text);
   }
 
@@ -184,6 +190,8 @@ class Exchange implements ByteSink {
     try {
       endBody(this);
     } catch (error) {
+      // endBody marked the body done before its head was refused: the failure still answers.
+      this.done = false;
       this.error(error);
     }
   }
@@ -467,6 +475,35 @@ function destroyStalled(exchange: Exchange): void {
   exchange.outgoing.destroy();
 }
 
+/**
+ * The request closed. With its connection gone while its response is not finished, the client left:
+ * a response queued behind a pipelined one never gets a `close` of its own (Node destroys only the
+ * request), so this is where such a client's leaving is seen.
+ */
+function onIncomingClose(this: IncomingWithExchange): void {
+  const exchange = this[kExchange];
+  this[kExchange] = undefined;
+  const socket = this.socket;
+  if (!exchange || exchange.outgoing.writableFinished || (socket !== null && !socket.destroyed)) return;
+  clientGone(exchange);
+}
+
+/** The client went away before the response finished: abort the signal, cancel the body, once. */
+function clientGone(exchange: Exchange): void {
+  if (exchange.left) return;
+  exchange.left = true;
+  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
+  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
+  exchange.gone = true;
+  exchange.abort.abort(); // a DOMException AbortError
+  exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
+  cancelSource(exchange, exchange.abort.signal.reason);
+  exchange.body?.error(exchange.incoming.errored ?? cutShort());
+  const wake = exchange.wake;
+  exchange.wake = undefined;
+  wake?.();
+}
+
 /** The response closed: finished, or the client went away first (abort the signal, cancel the body). */
 function onOutgoingClose(this: WithExchange): void {
   const exchange = this[kExchange];
@@ -475,14 +512,7 @@ function onOutgoingClose(this: WithExchange): void {
   if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
   if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
   if (!this.writableFinished) {
-    exchange.gone = true;
-    exchange.abort.abort(); // a DOMException AbortError
-    exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
-    cancelSource(exchange, exchange.abort.signal.reason);
-    exchange.body?.error(exchange.incoming.errored ?? cutShort());
-    const wake = exchange.wake;
-    exchange.wake = undefined;
-    wake?.();
+    clientGone(exchange);
     return;
   }
   const body = exchange.body;
