@@ -131,7 +131,7 @@ describe('createResponseEvents', () => {
     });
   });
 
-  it('text then two tool calls: each item closed before the next opens', () => {
+  it('text then two tool calls: the message closed when the first call opens, the calls together at the end', () => {
     const events = run([
       chunk({ role: 'assistant', content: 'Let me check.' }),
       chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] }),
@@ -152,10 +152,10 @@ describe('createResponseEvents', () => {
       'response.output_item.added',
       'response.function_call_arguments.delta',
       'response.function_call_arguments.delta',
-      'response.function_call_arguments.done',
-      'response.output_item.done',
       'response.output_item.added',
       'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
       'response.function_call_arguments.done',
       'response.output_item.done',
       'response.completed',
@@ -167,9 +167,9 @@ describe('createResponseEvents', () => {
       item: { type: 'function_call', id: 'fc_2', call_id: 'call_a', name: 'weather', arguments: '', status: 'in_progress' },
     });
     expect(events[9]).toEqual({ type: 'response.function_call_arguments.delta', sequence_number: 9, item_id: 'fc_2', output_index: 1, delta: '{"city":' });
-    expect(events[11]).toEqual({
+    expect(events[13]).toEqual({
       type: 'response.function_call_arguments.done',
-      sequence_number: 11,
+      sequence_number: 13,
       item_id: 'fc_2',
       output_index: 1,
       name: 'weather',
@@ -187,6 +187,37 @@ describe('createResponseEvents', () => {
       { type: 'function_call', id: 'fc_2', call_id: 'call_a', name: 'weather', arguments: '{"city":"Oslo"}', status: 'completed' },
       { type: 'function_call', id: 'fc_3', call_id: 'call_b', name: 'time', arguments: '{}', status: 'completed' },
     ]);
+  });
+
+  it('calls whose deltas come interleaved each get all their arguments before their done events', () => {
+    const events = run([
+      chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '{"city":' } },
+          { index: 1, id: 'call_b', type: 'function', function: { name: 'weather', arguments: '{"city":' } },
+        ],
+      }),
+      chunk({
+        tool_calls: [
+          { index: 0, function: { arguments: '"Paris"}' } },
+          { index: 1, function: { arguments: '"Rome"}' } },
+        ],
+      }),
+      chunk({}, 'tool_calls'),
+    ]);
+    const done = events.flatMap((event) => (event.type === 'response.function_call_arguments.done' ? [[event.output_index, event.arguments]] : []));
+    expect(done).toEqual([
+      [0, '{"city":"Paris"}'],
+      [1, '{"city":"Rome"}'],
+    ]);
+    // No delta of an item after its done.
+    const closed = new Set<number>();
+    for (const event of events) {
+      if (event.type === 'response.output_item.done') closed.add(event.output_index);
+      if (event.type === 'response.function_call_arguments.delta') expect(closed.has(event.output_index)).toBe(false);
+    }
   });
 
   it('a length finish is response.incomplete with the open item incomplete', () => {
@@ -213,6 +244,20 @@ describe('createResponseEvents', () => {
       response: { status: 'failed', error: { code: 'upstream_error', message: 'The upstream failed.' }, usage: { input_tokens: 7, output_tokens: 3 } },
     });
     expect(failed?.type === 'response.failed' && failed.response.output.map((item) => item.status)).toEqual(['completed', 'in_progress']);
+    // A message still open when the upstream failed carries the text it was sent.
+    const open = createResponseEvents(meta());
+    open.start();
+    open.chunk(chunk({ content: 'one two' }));
+    const [cut] = open.fail({ code: 'upstream_error', message: 'The upstream failed.' }, usage);
+    expect(cut?.type === 'response.failed' && cut.response.output).toEqual([
+      {
+        type: 'message',
+        id: 'msg_1',
+        status: 'in_progress',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'one two', annotations: [], logprobs: [] }],
+      },
+    ]);
   });
 
   it('events are snapshots: a later delta does not change an event already made', () => {

@@ -40,8 +40,9 @@ type Open = { kind: 'message'; index: number; item: ResponseMessageItem; text: s
  * then for a message `response.content_part.added`, `response.output_text.delta`…,
  * `response.output_text.done`, `response.content_part.done`, or for a function call
  * `response.function_call_arguments.delta`…, `response.function_call_arguments.done`; then
- * `response.output_item.done`; last `response.completed`. Items are sent one after the other: a
- * new item closes the open one. Every event carries `sequence_number`, from 0. Pure: no I/O, no
+ * `response.output_item.done`; last `response.completed`. A message is closed by the next item; the
+ * function calls of a turn stay open together (their deltas may come interleaved) until text comes
+ * or the stream ends. Every event carries `sequence_number`, from 0. Pure: no I/O, no
  * clock (the ids come from `meta`).
  *
  * @example
@@ -55,7 +56,11 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
   const output: ResponseOutputItem[] = [];
   const calls = new Map<number, Open & { kind: 'call' }>();
   let sequence = 0;
-  let open: Open | undefined;
+  // One message open at a time, or the function calls of one turn: a chat stream may send the
+  // deltas of several calls interleaved (call 1 starts before call 0's arguments are whole), so a
+  // call stays open until text comes or the stream ends, never closed by the next call.
+  let message: (Open & { kind: 'message' }) | undefined;
+  const openCalls: (Open & { kind: 'call' })[] = [];
   let finishReason: FinishReason | null = null;
 
   const numbered = (events: Unnumbered<ResponseStreamEvent>[]): ResponseStreamEvent[] => events.map((event) => ({ ...event, sequence_number: sequence++ }));
@@ -65,31 +70,37 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
     item.type === 'message' ? { ...item, content: item.content.map((part) => ({ ...part })) } : { ...item };
   const snapshot = () => output.map(copy);
 
+  /** The open message's text as its one part (its `content` is filled in when it closes, or when the response fails). */
+  const textPart = (current: Open & { kind: 'message' }) => ({ type: 'output_text' as const, text: current.text, annotations: [], logprobs: [] });
+
+  /** Closes whatever is open: the message, or the open calls in the order they came. */
   const close = (events: Unnumbered<ResponseStreamEvent>[], status: ResponseItemStatus) => {
-    const current = open;
-    if (current === undefined) return;
-    open = undefined;
-    current.item.status = status;
-    if (current.kind === 'message') {
+    const current = message;
+    if (current !== undefined) {
+      message = undefined;
+      current.item.status = status;
       const base = { item_id: current.item.id, output_index: current.index, content_index: 0 };
-      const part = { type: 'output_text' as const, text: current.text, annotations: [], logprobs: [] };
+      const part = textPart(current);
       current.item.content = [part];
       events.push({ type: 'response.output_text.done', ...base, text: current.text, logprobs: [] });
       events.push({ type: 'response.content_part.done', ...base, part: { ...part } });
-    } else {
-      const { id, name } = current.item;
-      events.push({ type: 'response.function_call_arguments.done', item_id: id, output_index: current.index, name, arguments: current.item.arguments });
+      events.push({ type: 'response.output_item.done', output_index: current.index, item: copy(current.item) });
     }
-    events.push({ type: 'response.output_item.done', output_index: current.index, item: copy(current.item) });
+    for (const call of openCalls.splice(0)) {
+      call.item.status = status;
+      const { id, name } = call.item;
+      events.push({ type: 'response.function_call_arguments.done', item_id: id, output_index: call.index, name, arguments: call.item.arguments });
+      events.push({ type: 'response.output_item.done', output_index: call.index, item: copy(call.item) });
+    }
   };
 
   const text = (events: Unnumbered<ResponseStreamEvent>[], delta: string) => {
-    let current = open;
-    if (current?.kind !== 'message') {
+    let current = message;
+    if (current === undefined) {
       close(events, 'completed');
       const item: ResponseMessageItem = { type: 'message', id: itemId('msg'), status: 'in_progress', role: 'assistant', content: [] };
       current = { kind: 'message', index: output.length, item, text: '' };
-      open = current;
+      message = current;
       output.push(item);
       events.push({ type: 'response.output_item.added', output_index: current.index, item: copy(item) });
       const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
@@ -103,7 +114,8 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
   const call = (events: Unnumbered<ResponseStreamEvent>[], delta: NonNullable<ChatCompletionChunk['choices'][number]['delta']['tool_calls']>[number]) => {
     let current = calls.get(delta.index);
     if (current === undefined) {
-      close(events, 'completed');
+      // A call closes the message before it, not the calls still open beside it.
+      if (message !== undefined) close(events, 'completed');
       const id = itemId('fc');
       const item: ResponseFunctionCallItem = {
         type: 'function_call',
@@ -116,7 +128,7 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
       };
       current = { kind: 'call', index: output.length, item };
       calls.set(delta.index, current);
-      open = current;
+      openCalls.push(current);
       output.push(item);
       events.push({ type: 'response.output_item.added', output_index: current.index, item: copy(item) });
     } else if (delta.function?.name && current.item.name === '') {
@@ -166,6 +178,8 @@ export function createResponseEvents(meta: ResponseMeta): ResponseEvents {
       return numbered(events);
     },
     fail(error, usage) {
+      // What was sent so far, the open message's text included (its part is made when it closes).
+      if (message !== undefined) message.item.content = [textPart(message)];
       const response = responseObject(meta, { status: 'failed', error }, snapshot(), usage === undefined ? null : toResponseUsage(usage));
       return numbered([{ type: 'response.failed', response }]);
     },
