@@ -43,7 +43,8 @@ export function encodeAccountsCursor(position: AccountsCursor): string {
 export function decodeAccountsCursor(cursor: string): AccountsCursor {
   const value = decode(cursor);
   const [tag, createdAt, id] = value;
-  if (value.length !== 3 || tag !== 'a' || !isWhole(createdAt) || typeof id !== 'string') throw new InvalidCursorError();
+  // An id with a control character is none a store made (PostgreSQL refuses a NUL outright).
+  if (value.length !== 3 || tag !== 'a' || !isWhole(createdAt) || typeof id !== 'string' || CONTROL.test(id)) throw new InvalidCursorError();
   return { createdAt, id };
 }
 
@@ -59,6 +60,9 @@ export function decodeEntriesCursor(cursor: string, accountId: string): number {
   if (value.length !== 3 || tag !== 'e' || owner !== accountId || !isWhole(seq)) throw new InvalidCursorError();
   return seq;
 }
+
+/** C0 control characters and DEL: in no id, key id or model name of a store. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function isWhole(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;

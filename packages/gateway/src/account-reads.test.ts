@@ -140,6 +140,12 @@ describe('GET /v1/usage', () => {
       [`from=${FROM}&to=${TO}&group_by=month`, 'group_by'],
       [`from=${FROM}&to=${TO}&account_id=acc_x`, 'account_id'],
       [`from=nope&to=${TO}`, 'from'],
+      // Before 1970: nothing was charged then, and a store would refuse the time (a 503 before).
+      ['from=1969-12-31&to=1970-01-01', 'from'],
+      ['from=0000-01-01&to=0000-01-02', 'from'],
+      // A control character is in no key id or model (PostgreSQL refuses a NUL: a 503 before).
+      [`from=${FROM}&to=${TO}&key_id=%00`, 'key_id'],
+      [`from=${FROM}&to=${TO}&model=a%00b`, 'model'],
     ]) {
       const reply = await t.get(`/v1/usage?${query}`);
       expect(reply.status).toBe(400);

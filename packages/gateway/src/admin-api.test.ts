@@ -83,6 +83,9 @@ describe('routing', () => {
       '/admin/v1/accounts/x/nope',
       '/v1/models',
       '/admin/v1/accounts/%E0%A4%A',
+      // A control character is in no id (PostgreSQL refuses a NUL outright: a 503 before).
+      '/admin/v1/accounts/%00',
+      '/admin/v1/keys/key%01x',
     ]) {
       expectError(await call('GET', path), 404, 'not_found');
     }

@@ -82,21 +82,25 @@ export function usageJson(query: AdminUsageQuery, rows: UsageRow[]) {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
+/** C0 control characters and DEL: in no id or model name (PostgreSQL refuses a NUL in text outright). */
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /** The widest usage query: 31 days by the hour, 366 days by the day. */
 export const MAX_USAGE_RANGE_MS = { hour: 31 * DAY_MS, day: 366 * DAY_MS } as const;
 
 /**
  * A time of a query string: unix seconds (`1764115200`) or ISO 8601 UTC, a date (`2026-11-26`) or
  * a date and time ending in `Z` (`2026-11-26T13:00:00Z`, seconds and milliseconds optional).
- * Undefined when it is neither, or names a day that does not exist.
+ * Undefined when it is neither, names a day that does not exist, or falls before 1970.
  */
 export function parseTime(text: string): number | undefined {
   if (/^\d{1,11}$/.test(text)) return Number(text) * 1000;
   const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?Z)?$/.exec(text);
   if (!match) return undefined;
   const ms = Date.parse(match[2] === undefined ? `${match[1]}T00:00:00.000Z` : text);
-  // Date.parse takes 2026-02-30 as 2 March: only a date that prints back as written is one.
-  if (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== match[1]) return undefined;
+  // Date.parse takes 2026-02-30 as 2 March: only a date that prints back as written is one. Nothing
+  // was charged before 1970 (a store refuses negative times as a programming error, not a 400).
+  if (!Number.isFinite(ms) || ms < 0 || new Date(ms).toISOString().slice(0, 10) !== match[1]) return undefined;
   return ms;
 }
 
@@ -134,7 +138,8 @@ export function parseUsageQuery(params: URLSearchParams): { ok: true; value: Adm
   ] as const) {
     const value = params.get(name);
     if (value === null) continue;
-    if (value.length === 0 || value.length > 200) return bad(name, `${name} must be 1 to 200 characters.`);
+    if (value.length === 0 || value.length > 200 || CONTROL_CHARACTER.test(value))
+      return bad(name, `${name} must be 1 to 200 characters, none a control character.`);
     query[field] = value;
   }
   return { ok: true, value: query };

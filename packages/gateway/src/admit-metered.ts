@@ -102,8 +102,14 @@ export async function admitMetered<Parsed, Model extends AdmissibleModel, Prepar
     onSettleError: runtime.options.onSettleError,
   });
   // A key budget's refusal (and the next hold that passes) for `key.budget_reached`; nothing without a hook.
-  noteHold(runtime, principal, requestId, hold.ok ? undefined : hold.error);
-  if (!hold.ok) return { ok: false, error: replies.error(hold.error.reason === 'key_budget' ? keyBudgetRefusal() : 'insufficient_balance') };
+  // A free hold (a zero-priced call) says nothing of the budget's room: it does not end the notice.
+  if (!hold.ok || amount.micros > 0) noteHold(runtime, principal, requestId, hold.ok ? undefined : hold.error);
+  if (!hold.ok) {
+    // Refused before it started: no X-Request-Id on the reply (the spec's rule), but the log line
+    // keeps the id a `key.budget_reached` event names.
+    if (hold.error.reason === 'key_budget') context.log.requestId = requestId;
+    return { ok: false, error: replies.error(hold.error.reason === 'key_budget' ? keyBudgetRefusal() : 'insufficient_balance') };
+  }
   context.log.requestId = requestId;
   // Kept alive (renewed) until settled or released, however long the request; released by the
   // router if the handler throws.

@@ -267,6 +267,9 @@ describe('key.budget_reached', () => {
     expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(402);
     await afterReplies();
     expect(events).toHaveLength(1);
+    // The refusal's reply has no X-Request-Id (it never started); its log line has the event's id.
+    expect(refused.headers.get('x-request-id')).toBeNull();
+    expect(t.logs.map((line) => line.requestId)).toContain((events[0] as { request_id: string }).request_id);
 
     // The budget raised (a hold passes), then reached again: reported again, with a new id.
     await store.setKeyBudget(t.keyId, { micros: 1_000_000, period: 'month' });
@@ -277,6 +280,34 @@ describe('key.budget_reached', () => {
     expect(events).toHaveLength(2);
     expect(events[1]).toMatchObject({ type: 'key.budget_reached', budget_micros: 1, budget_period: 'total' });
     expect(events[1]?.id).not.toBe(events[0]?.id);
+  });
+
+  it('a free call of the key passing (a page fetch at price 0) is no room in the budget: no second event', async () => {
+    const store = memoryStore();
+    const events: GatewayEvent[] = [];
+    const pageFetcher = {
+      fetch: async () => ({
+        ok: true as const,
+        page: {
+          object: 'page' as const,
+          url: 'https://example.com/',
+          final_url: 'https://example.com/',
+          status: 200,
+          title: null,
+          content_type: 'text/plain',
+          content: 'hi',
+          truncated: false,
+        },
+      }),
+    };
+    const t = await setup({ store, pageFetcher, onEvent: (event) => events.push(event) });
+    await store.setKeyBudget(t.keyId, { micros: 1, period: 'month' });
+    for (let round = 0; round < 3; round++) {
+      expect((await t.post('/v1/chat/completions', chatBody())).status).toBe(402);
+      expect((await t.post('/v1/fetch', { url: 'https://example.com/' })).status).toBe(200);
+    }
+    await afterReplies();
+    expect(events.map((event) => event.type)).toEqual(['key.budget_reached']);
   });
 
   it('without a hook a budget refusal reads nothing more', async () => {

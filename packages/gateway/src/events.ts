@@ -159,7 +159,8 @@ const MAX_KEYS_AT_BUDGET = 10_000;
  * After a hold: a refusal for the key's budget (`reason: 'key_budget'` on the store's
  * `InsufficientBalance`) emits `key.budget_reached`, once per key until a hold of that key passes
  * again (per gateway instance: each instance, and each restart, may report it once more). A hold
- * that passed forgets the key. The budget is read with `store.getKey` in the background (the 402
+ * that passed forgets the key (its caller leaves out holds of nothing: a free call says nothing of
+ * the budget's room). The budget is read with `store.getKey` in the background (the 402
  * does not wait for it). Nothing at all without a hook.
  */
 export function noteHold(
