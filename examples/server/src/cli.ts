@@ -54,7 +54,9 @@ export async function main(argv: string[], out: (text: string) => void = (text) 
     const store = await openStore(config);
     // With webhooks configured, a revoke sends key.revoked as the server would (docs/events.md):
     // the CLI waits up to 10 s for its delivery (with retries) before it exits; failures go to stderr.
-    const webhooks = config.webhook && createWebhooks({ ...config.webhook, maxAttempts: 4, userAgent: config.version, log: (line) => process.stderr.write(`${JSON.stringify(line)}\n`) });
+    const webhooks =
+      config.webhook &&
+      createWebhooks({ ...config.webhook, maxAttempts: 4, userAgent: config.version, log: (line) => process.stderr.write(`${JSON.stringify(line)}\n`) });
     try {
       await runAdmin(store, command, sub, positional.slice(2), flags, out, webhooks?.send);
     } finally {

@@ -1,3 +1,4 @@
+import { hasControlCharacter } from '@tollgate/core';
 /**
  * Paging for the stores' listings (`listAccounts`, `entriesPage`): the limit rule and the opaque
  * cursors. A cursor is keyset, never an offset: it names the last row of the page it ended, so rows
@@ -44,7 +45,7 @@ export function decodeAccountsCursor(cursor: string): AccountsCursor {
   const value = decode(cursor);
   const [tag, createdAt, id] = value;
   // An id with a control character is none a store made (PostgreSQL refuses a NUL outright).
-  if (value.length !== 3 || tag !== 'a' || !isWhole(createdAt) || typeof id !== 'string' || CONTROL.test(id)) throw new InvalidCursorError();
+  if (value.length !== 3 || tag !== 'a' || !isWhole(createdAt) || typeof id !== 'string' || hasControlCharacter(id)) throw new InvalidCursorError();
   return { createdAt, id };
 }
 
@@ -60,9 +61,6 @@ export function decodeEntriesCursor(cursor: string, accountId: string): number {
   if (value.length !== 3 || tag !== 'e' || owner !== accountId || !isWhole(seq)) throw new InvalidCursorError();
   return seq;
 }
-
-/** C0 control characters and DEL: in no id, key id or model name of a store. */
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function isWhole(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;

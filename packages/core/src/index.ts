@@ -21,6 +21,7 @@ export type { Refusal, Result } from './result';
 export { systemTimers } from './timers';
 export type { Timers } from './timers';
 export { withinDeadline } from './within-deadline';
+export { hasControlCharacter } from './has-control-character';
 export type { DeadlineMissed, WithinDeadlineOptions } from './within-deadline';
 export { MODEL_RECORD_FIELDS, modelRoutes, toModelRecord } from './models';
 export type {

@@ -1,9 +1,10 @@
 import { MAX_PAGE_LIMIT, type Store } from '@tollgate/billing';
+import { hasControlCharacter } from '@tollgate/core';
 import { parseJsonStrict, readBody } from '@tollgate/validator';
 import { type AdminActionsOptions, type AdminRefusal, type AdminResult, createAdminActions } from './admin-actions';
 import type { EventHook } from './events';
 import { trimOptionalWhitespace } from './trim-optional-whitespace';
-import { accountJson, balanceJson, CONTROL_CHARACTER, entryJson, keyJson, parseUsageQuery, usageJson } from './admin-wire';
+import { accountJson, balanceJson, entryJson, keyJson, parseUsageQuery, usageJson } from './admin-wire';
 
 /** Options of {@link createAdminApi}. */
 export interface AdminApiOptions {
@@ -292,7 +293,7 @@ function segmentsUnder(pathname: string): string[] | undefined {
   if (raw.at(-1) === '') raw.pop();
   try {
     const segments = raw.map((segment) => decodeURIComponent(segment));
-    return segments.every((segment) => segment.length > 0 && segment.length <= 200 && !CONTROL_CHARACTER.test(segment)) ? segments : undefined;
+    return segments.every((segment) => segment.length > 0 && segment.length <= 200 && !hasControlCharacter(segment)) ? segments : undefined;
   } catch {
     return undefined;
   }

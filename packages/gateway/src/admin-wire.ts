@@ -1,4 +1,4 @@
-import type { Account } from '@tollgate/core';
+import { type Account, hasControlCharacter } from '@tollgate/core';
 import type { Balance, KeyBudgetStatus, KeyInfo, LedgerEntry, UsageRow } from '@tollgate/billing';
 import type { AdminRefusal, AdminUsageQuery } from './admin-actions';
 
@@ -82,9 +82,6 @@ export function usageJson(query: AdminUsageQuery, rows: UsageRow[]) {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-/** C0 control characters and DEL: in no id or model name (PostgreSQL refuses a NUL in text outright). */
-export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-
 /** The widest usage query: 31 days by the hour, 366 days by the day. */
 export const MAX_USAGE_RANGE_MS = { hour: 31 * DAY_MS, day: 366 * DAY_MS } as const;
 
@@ -138,7 +135,7 @@ export function parseUsageQuery(params: URLSearchParams): { ok: true; value: Adm
   ] as const) {
     const value = params.get(name);
     if (value === null) continue;
-    if (value.length === 0 || value.length > 200 || CONTROL_CHARACTER.test(value))
+    if (value.length === 0 || value.length > 200 || hasControlCharacter(value))
       return bad(name, `${name} must be 1 to 200 characters, none a control character.`);
     query[field] = value;
   }
