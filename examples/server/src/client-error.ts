@@ -69,13 +69,17 @@ export function answerClientError(version: string): (error: ClientError, socket:
 }
 
 /**
- * Node keeps the reply owed on a socket as `_httpMessage`. While there is one not finished (the reply
- * to a request pipelined ahead of the bad one, its head out or not), an answer written now would go
- * out as that request's reply: the connection is cut instead.
+ * Node keeps the reply owed on a socket as `_httpMessage`. The socket is mid-reply once its head went
+ * out; and while it is owed to a request read whole, the bad bytes belong to a later, pipelined
+ * request, whose answer written now would go out as that earlier request's reply: the connection is
+ * cut instead. (A bad body of the request the reply is owed to is still answered.)
  */
 function replyUnderWay(socket: Duplex): boolean {
   const message: unknown = Reflect.get(socket, '_httpMessage');
-  return typeof message === 'object' && message !== null && Reflect.get(message, 'writableFinished') !== true;
+  if (typeof message !== 'object' || message === null) return false;
+  if (Reflect.get(message, 'headersSent') === true) return true;
+  const request: unknown = Reflect.get(message, 'req');
+  return Reflect.get(message, 'writableFinished') !== true && typeof request === 'object' && request !== null && Reflect.get(request, 'complete') === true;
 }
 
 function packetText(packet: unknown): string {
