@@ -75,6 +75,8 @@ describe('convertHtml', () => {
   it('numbers ordered list items from their start, nested lists apart, as turndown does', () => {
     const html = '<ol start="3"><li>three</li><li>four<ol><li>inner</li></ol></li><li>five</li></ol><ul><li>dot</li></ul>';
     expect(convertHtml(html, 'markdown', BASE).content).toBe('3.  three\n4.  four\n    1.  inner\n5.  five\n\n-   dot');
+    // A hidden item is dropped, as before, and not numbered.
+    expect(convertHtml('<ol><li>a</li><li hidden>b</li><li>c</li></ol>', 'markdown', BASE).content).toBe('1.  a\n2.  c');
     const long = convertHtml(`<ol>${'<li>x'.repeat(20_000)}</ol>`, 'markdown', BASE).content.split('\n');
     expect([long.length, long[0], long.at(-1)]).toEqual([20_000, '1.  x', '20000.  x']);
   });

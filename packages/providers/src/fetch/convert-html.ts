@@ -105,6 +105,8 @@ export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: 
   let title: string | null = null;
   const mains: string[] = [];
   const articles: string[] = [];
+  // First: the rules added after it (a dropped or hidden item) come before it.
+  useLinearListItems(service);
 
   service.addRule('title', {
     filter: 'title',
@@ -122,7 +124,6 @@ export function convertHtml(html: string, format: 'markdown' | 'text', baseUrl: 
       return `\n\n${content}\n\n`;
     },
   });
-  useLinearListItems(service);
   if (format === 'text') useTextRules(service);
   else useMarkdownLinkRules(service, baseUrl);
 
