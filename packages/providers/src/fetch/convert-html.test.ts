@@ -120,6 +120,8 @@ describe('htmlToPlainText', () => {
     expect(htmlToPlainText(html)).toEqual({ title: 'A & B', content: 'Head\n\none <two> ☺☃ x\nnext\n\nspaced out' });
     expect(htmlToPlainText('no tags at all')).toEqual({ title: null, content: 'no tags at all' });
     expect(htmlToPlainText('<p>cut <b')).toEqual({ title: null, content: 'cut' });
+    // A comment is markup, whatever it holds; a `<` that starts no tag is text.
+    expect(htmlToPlainText('<p>a<!-- x > y -->b</p><p>1 < 2</p>')).toEqual({ title: null, content: 'a b\n\n1 < 2' });
     expect(htmlToPlainText('<script>never closed').content).toBe('');
   });
 });

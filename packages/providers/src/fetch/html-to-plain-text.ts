@@ -1,5 +1,5 @@
 import type { ConvertedHtml } from './convert-html';
-import { RAW_TEXT } from './measure-html';
+import { RAW_TEXT, scanHtmlTags } from './scan-html-tags';
 
 /** Elements whose end (or start) is a line break in the text. */
 const BLOCK = new Set([
@@ -60,34 +60,20 @@ function decodeEntities(text: string): string {
  * htmlToPlainText('<title>T</title><p>a &amp; b</p><script>x()</script>'); // { title: 'T', content: 'a & b' }
  */
 export function htmlToPlainText(html: string): ConvertedHtml {
-  const lower = html.toLowerCase();
   const parts: string[] = [];
   let title: string | null = null;
   let from = 0;
-  let at = lower.indexOf('<');
-  while (at >= 0) {
-    parts.push(html.slice(from, at));
-    const end = lower.indexOf('>', at + 1);
-    if (end < 0) {
-      from = lower.length;
-      break;
+  const textEnd = scanHtmlTags(html, ({ name, closing, start, end, text }) => {
+    parts.push(html.slice(from, start));
+    from = end;
+    if (text !== undefined) {
+      if (name === 'title' && title === null) title = decodeEntities(html.slice(text[0], text[1])).replace(/\s+/g, ' ').trim() || null;
+    } else if (closing || !RAW_TEXT.has(name)) {
+      parts.push(BLOCK.has(name) ? '\n' : ' ');
     }
-    const name = /^\/?([a-z][a-z0-9-]*)/.exec(lower.slice(at + 1, at + 34))?.[1];
-    from = end + 1;
-    if (name !== undefined && lower[at + 1] !== '/' && RAW_TEXT.has(name)) {
-      const close = lower.indexOf(`</${name}`, end + 1);
-      const text = close < 0 ? '' : html.slice(end + 1, close);
-      if (name === 'title' && title === null) title = decodeEntities(text).replace(/\s+/g, ' ').trim() || null;
-      const closeEnd = close < 0 ? -1 : lower.indexOf('>', close);
-      from = closeEnd < 0 ? lower.length : closeEnd + 1;
-    } else if (name !== undefined && BLOCK.has(name)) {
-      parts.push('\n');
-    } else {
-      parts.push(' ');
-    }
-    at = lower.indexOf('<', from);
-  }
-  parts.push(html.slice(from));
+    return undefined;
+  });
+  parts.push(html.slice(from, textEnd));
   const content = decodeEntities(parts.join(''))
     .split('\n')
     .map((line) => line.replace(/\s+/g, ' ').trim())

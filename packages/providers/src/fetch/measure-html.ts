@@ -1,8 +1,7 @@
+import { scanHtmlTags } from './scan-html-tags';
+
 /** Elements with no end tag: never open. */
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
-
-/** Elements whose content is text up to their own end tag (no tags inside). */
-export const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext']);
 
 /** Elements a start tag of the same family closes (`<li>a<li>b` are siblings, not nested). */
 const SIBLINGS: Record<string, readonly string[]> = {
@@ -38,53 +37,31 @@ export interface HtmlMeasure {
  * measureHtml('<ul><li>a<li>b</ul>'); // { elements: 3, depth: 2 }
  */
 export function measureHtml(html: string, limits: HtmlMeasure = { elements: Number.POSITIVE_INFINITY, depth: Number.POSITIVE_INFINITY }): HtmlMeasure {
-  const lower = html.toLowerCase();
   const open: string[] = [];
   let elements = 0;
   let depth = 0;
-  let at = lower.indexOf('<');
-  while (at >= 0 && at < lower.length - 1) {
-    const next = lower.charCodeAt(at + 1);
-    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
-      const end = lower.startsWith('<!--', at) ? lower.indexOf('-->', at + 4) : lower.indexOf('>', at + 2);
-      if (end < 0) break;
-      at = lower.indexOf('<', end + 1);
-      continue;
-    }
-    const closing = next === 0x2f; /* / */
-    const nameStart = closing ? at + 2 : at + 1;
-    const name = /^[a-z][a-z0-9-]*/.exec(lower.slice(nameStart, nameStart + 32))?.[0];
-    if (name === undefined) {
-      at = lower.indexOf('<', at + 1);
-      continue;
-    }
-    const end = lower.indexOf('>', nameStart + name.length);
-    if (end < 0) break;
+  scanHtmlTags(html, ({ name, closing, selfClosing, text }) => {
+    if (name === '') return undefined;
     if (closing) {
       for (let index = open.length - 1; index >= 0 && index >= open.length - END_TAG_REACH; index--) {
         if (open[index] !== name) continue;
         open.length = index;
         break;
       }
-    } else {
-      elements++;
-      const siblings = SIBLINGS[name];
-      if (siblings !== undefined) while (open.length > 0 && siblings.includes(open[open.length - 1] as string)) open.pop();
-      if (!VOID.has(name) && lower.charCodeAt(end - 1) !== 0x2f) {
-        open.push(name);
-        if (open.length > depth) depth = open.length;
-      }
-      if (elements > limits.elements || depth > limits.depth) break;
-      if (RAW_TEXT.has(name)) {
-        const close = lower.indexOf(`</${name}`, end + 1);
-        const closeEnd = close < 0 ? -1 : lower.indexOf('>', close);
-        if (closeEnd < 0) break;
-        open.pop();
-        at = lower.indexOf('<', closeEnd + 1);
-        continue;
-      }
+      return undefined;
     }
-    at = lower.indexOf('<', end + 1);
-  }
+    elements++;
+    const siblings = SIBLINGS[name];
+    if (siblings !== undefined) while (open.length > 0 && siblings.includes(open[open.length - 1] as string)) open.pop();
+    const opens = !VOID.has(name) && !selfClosing;
+    if (opens) {
+      open.push(name);
+      if (open.length > depth) depth = open.length;
+    }
+    if (elements > limits.elements || depth > limits.depth) return false;
+    // A raw-text element is closed by its own end tag, which the scan passed.
+    if (opens && text !== undefined) open.pop();
+    return undefined;
+  });
   return { elements, depth };
 }
