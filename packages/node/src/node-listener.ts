@@ -492,8 +492,7 @@ function onIncomingClose(this: IncomingWithExchange): void {
 function clientGone(exchange: Exchange): void {
   if (exchange.left) return;
   exchange.left = true;
-  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
-  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
+  clearTimers(exchange);
   exchange.gone = true;
   exchange.abort.abort(); // a DOMException AbortError
   exchange.reader?.cancel(exchange.abort.signal.reason).catch(ignore);
@@ -504,17 +503,22 @@ function clientGone(exchange: Exchange): void {
   wake?.();
 }
 
+/** The head's flush and the stall watch end with the response. */
+function clearTimers(exchange: Exchange): void {
+  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
+  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
+}
+
 /** The response closed: finished, or the client went away first (abort the signal, cancel the body). */
 function onOutgoingClose(this: WithExchange): void {
   const exchange = this[kExchange];
   if (!exchange) return;
   this[kExchange] = undefined;
-  if (exchange.flushTimer !== undefined) clearTimeout(exchange.flushTimer);
-  if (exchange.stallTimer !== undefined) clearTimeout(exchange.stallTimer);
   if (!this.writableFinished) {
     clientGone(exchange);
     return;
   }
+  clearTimers(exchange);
   const body = exchange.body;
   if (body?.touched && !exchange.incoming.readableEnded) {
     body.stop();
