@@ -1,4 +1,4 @@
-import { type Account, ACCOUNT_STATES, isAccountState, isPlan, PLAN_NAMES } from '@tollgate/core';
+import { type Account, ACCOUNT_STATES, hasControlCharacter, isAccountState, isPlan, PLAN_NAMES } from '@tollgate/core';
 import {
   type Balance,
   InvalidCursorError,
@@ -288,8 +288,7 @@ function noKey(keyId: string): { ok: false; error: AdminRefusal } {
 }
 
 function checkName(name: unknown): AdminResult<string> {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_KEY_NAME || /[\x00-\x1f\x7f]/.test(name)) {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_KEY_NAME || hasControlCharacter(name)) {
     return invalid('name', `name must be a string of 1 to ${MAX_KEY_NAME} characters without control characters.`);
   }
   return { ok: true, value: name };
